@@ -1,0 +1,481 @@
+package io.rpctimer.wheel;
+
+import java.lang.System.Logger.Level;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.jctools.queues.MpscUnboundedXaddArrayQueue;
+
+/**
+ * The hashed timing wheel as a plain structure driven by {@code now}: producers call {@link #schedule} and
+ * {@link WheelTimeout#cancel()} from any thread; one thread (the worker, or a test) calls {@link #advance} with the
+ * current time. Due timeouts go to the executor; the wheel never runs a task itself.
+ *
+ * <p>Layout: a hierarchy of levels of {@code wheelSize} buckets each, as in Kafka's {@code TimingWheel}. A bucket of
+ * level 0 spans one tick; a bucket of level {@code i} spans {@code wheelSize^i} ticks. A timeout goes into the lowest
+ * level whose window (starting at the current slot) reaches its deadline. When time reaches a bucket of a higher
+ * level, its timeouts move down ("cascade"); each timeout moves at most once per level, so a tick costs what falls
+ * due in it, never what is pending far ahead (Netty and Dubbo walk every timeout of the bucket and decrement its
+ * remaining rounds instead). Levels are allocated when first used.
+ *
+ * <p>Caveats: the wheel is as precise as its tick: a timeout runs at the first tick at or after its deadline, never
+ * before. Timeouts due in the same tick are handed to the executor in no particular order.
+ *
+ * <p>Concurrency: producers only touch the two MPSC queues and the timeout's CAS'd state; every other field is owned
+ * by the thread calling {@link #advance} (the "worker"). Counters the worker keeps are published as a
+ * {@link TimerStats} snapshot once per advance.
+ */
+final class TimingWheel {
+
+    private static final System.Logger LOG = System.getLogger(WheelTimer.class.getName());
+
+    /** Upper bound of hand-off queue entries taken per advance, so one advance stays bounded. */
+    static final int MAX_TRANSFERS_PER_ADVANCE = 1 << 20;
+
+    private static final int QUEUE_CHUNK_SIZE = 1024;
+    private static final int QUEUE_POOLED_CHUNKS = 4;
+
+    /** The task-running wheel of the current thread, to refuse {@code stop()} from inside a task. */
+    private static final ThreadLocal<TimingWheel> RUNNING = new ThreadLocal<>();
+
+    final Timer owner;
+    private final Ticker ticker;
+    private final long originNanos;
+    final long tickNanos;
+    private final int bits;
+    private final int mask;
+    private final int maxLevel;
+    private final Executor executor;
+    private final long maxPendingTimeouts;
+    /** Pending count kept only when {@code maxPendingTimeouts > 0}: producers add, the worker subtracts. */
+    private final AtomicLong pendingLimitCount;
+
+    // Producer → worker hand-offs: many producers, one consumer (the worker).
+    private final MpscUnboundedXaddArrayQueue<WheelTimeout> newTimeouts =
+            new MpscUnboundedXaddArrayQueue<>(QUEUE_CHUNK_SIZE, QUEUE_POOLED_CHUNKS);
+    private final MpscUnboundedXaddArrayQueue<WheelTimeout> cancelledTimeouts =
+            new MpscUnboundedXaddArrayQueue<>(QUEUE_CHUNK_SIZE, QUEUE_POOLED_CHUNKS);
+
+    // Written by any thread (rare paths only).
+    private final LongAdder rejected = new LongAdder();
+    private final LongAdder failedTasks = new LongAdder();
+
+    // Worker-owned.
+    private final WheelTimeout[][] levels;
+    private long currentTick;
+    private long linked;
+    private final ArrayDeque<WheelTimeout> deferred = new ArrayDeque<>();
+    private long scheduled;
+    private long expired;
+    private long cancelled;
+    private long deferredHandOffs;
+    private long ticks;
+    private long lastTickLagNanos;
+    private long maxTickLagNanos;
+    private long pendingToRelease;
+    /** Nodes touched by ticks (expired or moved down a level): what the "a tick costs what expires" tests count. */
+    private long nodesVisited;
+
+    /** Written by the worker once per advance, read by anyone. */
+    private volatile TimerStats published = new TimerStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+    /**
+     * @param owner              the timer that {@link Timeout#timer()} reports
+     * @param ticker             the clock
+     * @param tickNanos          tick duration in nanoseconds, {@code > 0}
+     * @param wheelSize          buckets per level, a power of two {@code >= 2}
+     * @param maxPendingTimeouts the limit of pending timeouts, or {@code <= 0} for none
+     * @param executor           runs due tasks
+     */
+    TimingWheel(Timer owner, Ticker ticker, long tickNanos, int wheelSize, long maxPendingTimeouts,
+                Executor executor) {
+        if (wheelSize < 2 || Integer.bitCount(wheelSize) != 1) {
+            throw new IllegalArgumentException("wheelSize: " + wheelSize + " (expected: a power of two >= 2)");
+        }
+        this.owner = owner;
+        this.ticker = ticker;
+        this.originNanos = ticker.nanoTime();
+        this.tickNanos = tickNanos;
+        this.bits = Integer.numberOfTrailingZeros(wheelSize);
+        this.mask = wheelSize - 1;
+        // The top level's window, wheelSize^(maxLevel + 1) ticks, spans every representable deadline.
+        this.maxLevel = (63 + bits - 1) / bits - 1;
+        this.levels = new WheelTimeout[maxLevel + 1][];
+        this.executor = executor;
+        this.maxPendingTimeouts = maxPendingTimeouts;
+        this.pendingLimitCount = maxPendingTimeouts > 0 ? new AtomicLong() : null;
+    }
+
+    // ---------------------------------------------------------------- any thread
+
+    int wheelSize() {
+        return mask + 1;
+    }
+
+    /** Nanoseconds since this wheel's origin. */
+    long elapsedNanos() {
+        return ticker.nanoTime() - originNanos;
+    }
+
+    WheelTimeout schedule(TimerTask task, long delay, TimeUnit unit) {
+        if (task == null) {
+            throw new NullPointerException("task: null (expected: a TimerTask)");
+        }
+        if (unit == null) {
+            throw new NullPointerException("unit: null (expected: a TimeUnit)");
+        }
+        if (pendingLimitCount != null) {
+            reservePending();
+        }
+        long elapsed = elapsedNanos();
+        long delayNanos = Math.max(0, unit.toNanos(delay)); // toNanos saturates at Long.MAX_VALUE
+        long deadline = elapsed + delayNanos;
+        if (deadline < elapsed) {
+            deadline = Long.MAX_VALUE; // overflow: the deadline is beyond any time the wheel will reach
+        }
+        WheelTimeout timeout = new WheelTimeout(this, task, deadline);
+        newTimeouts.offer(timeout);
+        return timeout;
+    }
+
+    private void reservePending() {
+        long count = pendingLimitCount.incrementAndGet();
+        if (count > maxPendingTimeouts) {
+            pendingLimitCount.decrementAndGet();
+            rejected.increment();
+            throw new RejectedExecutionException("pendingTimeouts: " + (count - 1)
+                    + " (expected: < maxPendingTimeouts: " + maxPendingTimeouts + ")");
+        }
+    }
+
+    /** Called by {@link WheelTimeout#cancel()} after a successful CAS from {@code SCHEDULED}. */
+    void unlinkLater(WheelTimeout timeout) {
+        cancelledTimeouts.offer(timeout);
+    }
+
+    /** Runs on an executor thread. */
+    void runTask(WheelTimeout timeout) {
+        TimingWheel outer = RUNNING.get();
+        RUNNING.set(this);
+        try {
+            timeout.task.run(timeout);
+        } catch (Throwable t) {
+            failedTasks.increment();
+            LOG.log(Level.WARNING, "TimerTask " + timeout.task + " threw; the timer goes on", t);
+        } finally {
+            if (outer == null) {
+                RUNNING.remove();
+            } else {
+                RUNNING.set(outer);
+            }
+        }
+    }
+
+    /** @return whether the calling thread is running a task of this wheel */
+    boolean isRunningTaskOnCurrentThread() {
+        return RUNNING.get() == this;
+    }
+
+    TimerStats stats() {
+        TimerStats s = published;
+        return new TimerStats(s.pendingTimeouts(), s.scheduledTimeouts(), s.expiredTimeouts(),
+                s.cancelledTimeouts(), rejected.sum(), s.deferredHandOffs(), failedTasks.sum(), s.ticks(),
+                s.lastTickLagNanos(), s.maxTickLagNanos());
+    }
+
+    // ---------------------------------------------------------------- worker thread
+
+    /**
+     * Processes every tick due at {@code nowNanos}: unlinks cancelled timeouts, files new ones, moves higher levels
+     * down at their boundaries and hands due timeouts to the executor.
+     *
+     * @param nowNanos a reading of the wheel's ticker
+     * @return the nanoseconds from {@code nowNanos} until the next tick is due ({@code > 0})
+     */
+    long advance(long nowNanos) {
+        long elapsed = nowNanos - originNanos;
+        long nextTickAt = (currentTick + 1) * tickNanos;
+        if (elapsed < nextTickAt) {
+            return nextTickAt - elapsed;
+        }
+        long lastTick = elapsed / tickNanos;
+        lastTickLagNanos = elapsed - nextTickAt;
+        maxTickLagNanos = Math.max(maxTickLagNanos, lastTickLagNanos);
+
+        retryDeferred();
+        unlinkCancelled();
+        if (linked == 0) {
+            currentTick = lastTick - 1; // nothing is filed: skip the empty ticks in between
+        }
+        transferNew();
+        while (currentTick < lastTick) {
+            currentTick++;
+            ticks++;
+            processTick(currentTick);
+        }
+        publish();
+        return (currentTick + 1) * tickNanos - elapsed;
+    }
+
+    private void processTick(long tick) {
+        for (int level = maxLevel; level >= 1; level--) {
+            int shift = level * bits;
+            if (levels[level] != null && (tick & ((1L << shift) - 1)) == 0) {
+                int index = (int) ((tick >>> shift) & mask);
+                WheelTimeout head = detach(level, index);
+                while (head != null) {
+                    WheelTimeout next = head.next;
+                    head.next = null;
+                    nodesVisited++;
+                    if (head.state() == WheelTimeout.ST_SCHEDULED) {
+                        file(head);
+                    }
+                    head = next;
+                }
+            }
+        }
+        if (levels[0] != null) {
+            WheelTimeout head = detach(0, (int) (tick & mask));
+            while (head != null) {
+                WheelTimeout next = head.next;
+                head.next = null;
+                nodesVisited++;
+                expire(head);
+                head = next;
+            }
+        }
+    }
+
+    /** Takes a whole bucket off the wheel; its nodes keep only their {@code next} links. */
+    private WheelTimeout detach(int level, int index) {
+        WheelTimeout head = levels[level][index];
+        if (head != null) {
+            levels[level][index] = null;
+            for (WheelTimeout t = head; t != null; t = t.next) {
+                t.prev = null;
+                linked--;
+            }
+        }
+        return head;
+    }
+
+    private void transferNew() {
+        for (int i = 0; i < MAX_TRANSFERS_PER_ADVANCE; i++) {
+            WheelTimeout t = newTimeouts.relaxedPoll();
+            if (t == null) {
+                return;
+            }
+            scheduled++;
+            if (t.compareAndSetState(WheelTimeout.ST_NEW, WheelTimeout.ST_SCHEDULED)) {
+                file(t);
+            } else {
+                cancelled++; // cancelled before the worker saw it: nothing was linked
+                pendingToRelease++;
+            }
+        }
+    }
+
+    private void unlinkCancelled() {
+        for (int i = 0; i < MAX_TRANSFERS_PER_ADVANCE; i++) {
+            WheelTimeout t = cancelledTimeouts.relaxedPoll();
+            if (t == null) {
+                return;
+            }
+            unlink(t);
+            cancelled++;
+            pendingToRelease++;
+        }
+    }
+
+    /** Files a {@code SCHEDULED} timeout into its bucket, or expires it when its tick has come. */
+    private void file(WheelTimeout t) {
+        long deadlineTick = deadlineTick(t.deadlineNanos);
+        if (deadlineTick <= currentTick) {
+            expire(t);
+            return;
+        }
+        int level = levelFor(deadlineTick);
+        WheelTimeout[] buckets = levels[level];
+        if (buckets == null) {
+            buckets = levels[level] = new WheelTimeout[mask + 1];
+        }
+        int index = (int) ((deadlineTick >>> (level * bits)) & mask);
+        WheelTimeout head = buckets[index];
+        t.next = head;
+        if (head != null) {
+            head.prev = t;
+        }
+        buckets[index] = t;
+        linked++;
+    }
+
+    /**
+     * The lowest level whose window, starting at the slot holding the current tick, reaches {@code deadlineTick}.
+     * Level {@code i}'s window is {@code wheelSize^(i+1)} ticks.
+     */
+    private int levelFor(long deadlineTick) {
+        for (int level = 0; level < maxLevel; level++) {
+            int shift = level * bits;
+            long windowStart = (currentTick >>> shift) << shift;
+            if (((deadlineTick - windowStart) >>> (shift + bits)) == 0) {
+                return level;
+            }
+        }
+        return maxLevel;
+    }
+
+    /** The first tick at or after {@code deadlineNanos}. */
+    private long deadlineTick(long deadlineNanos) {
+        long tick = deadlineNanos / tickNanos;
+        return tick * tickNanos < deadlineNanos ? tick + 1 : tick;
+    }
+
+    private void unlink(WheelTimeout t) {
+        WheelTimeout prev = t.prev;
+        WheelTimeout next = t.next;
+        if (prev != null) {
+            prev.next = next;
+        } else if (!unlinkHead(t)) {
+            return; // already taken off the wheel by an expiry or a cascade
+        }
+        if (next != null) {
+            next.prev = prev;
+        }
+        t.prev = null;
+        t.next = null;
+        linked--;
+    }
+
+    private boolean unlinkHead(WheelTimeout t) {
+        long deadlineTick = deadlineTick(t.deadlineNanos);
+        for (int level = 0; level <= maxLevel; level++) {
+            WheelTimeout[] buckets = levels[level];
+            if (buckets != null) {
+                int index = (int) ((deadlineTick >>> (level * bits)) & mask);
+                if (buckets[index] == t) {
+                    buckets[index] = t.next;
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private void expire(WheelTimeout t) {
+        if (t.compareAndSetState(WheelTimeout.ST_SCHEDULED, WheelTimeout.ST_EXPIRED)) {
+            expired++;
+            pendingToRelease++;
+            handOff(t);
+        }
+        // else cancelled meanwhile: the cancel queue holds it and counts it
+    }
+
+    private void handOff(WheelTimeout t) {
+        if (!deferred.isEmpty() || !tryExecute(t)) {
+            deferred.add(t);
+        }
+    }
+
+    private void retryDeferred() {
+        WheelTimeout t;
+        while ((t = deferred.peek()) != null && tryExecute(t)) {
+            deferred.poll();
+        }
+    }
+
+    /**
+     * Hands a due task to the executor. Policy when the executor refuses (saturated or shut down): the worker
+     * neither blocks nor drops the task; it keeps it, in order, and offers it again at the next tick.
+     */
+    private boolean tryExecute(WheelTimeout t) {
+        try {
+            executor.execute(t);
+            return true;
+        } catch (RejectedExecutionException e) {
+            if (deferredHandOffs++ == 0 || deferred.isEmpty()) {
+                LOG.log(Level.WARNING, "executor refused a due TimerTask (" + e + "); it and the tasks due after it"
+                        + " are offered again at the next tick");
+            }
+            return false;
+        } catch (RuntimeException | Error e) {
+            deferredHandOffs++;
+            LOG.log(Level.ERROR, "executor threw while accepting a due TimerTask; offered again at the next tick", e);
+            return false;
+        }
+    }
+
+    private void publish() {
+        if (pendingLimitCount != null && pendingToRelease > 0) {
+            pendingLimitCount.addAndGet(-pendingToRelease);
+        }
+        pendingToRelease = 0;
+        published = new TimerStats(scheduled - expired - cancelled, scheduled, expired, cancelled, 0,
+                deferredHandOffs, 0, ticks, lastTickLagNanos, maxTickLagNanos);
+    }
+
+    /**
+     * Empties the wheel when the worker stops. Call only after producers are fenced off (the timer's state says
+     * stopped), so that the strict poll sees every producer that claimed a queue slot.
+     *
+     * @return timeouts that never ran: filed, still in the hand-off queue, or due but refused by the executor
+     */
+    Set<Timeout> drainUnprocessed() {
+        Set<Timeout> left = Collections.newSetFromMap(new IdentityHashMap<>());
+        left.addAll(deferred);
+        deferred.clear();
+        for (int level = 0; level <= maxLevel; level++) {
+            WheelTimeout[] buckets = levels[level];
+            if (buckets == null) {
+                continue;
+            }
+            for (int index = 0; index < buckets.length; index++) {
+                for (WheelTimeout t = detach(level, index); t != null; ) {
+                    WheelTimeout next = t.next;
+                    t.next = null;
+                    if (t.state() == WheelTimeout.ST_SCHEDULED) {
+                        left.add(t);
+                    }
+                    t = next;
+                }
+            }
+        }
+        WheelTimeout t;
+        while ((t = newTimeouts.poll()) != null) {
+            if (t.compareAndSetState(WheelTimeout.ST_NEW, WheelTimeout.ST_SCHEDULED)) {
+                left.add(t);
+            }
+        }
+        cancelledTimeouts.clear();
+        if (pendingLimitCount != null) {
+            pendingLimitCount.set(0);
+        }
+        return Collections.unmodifiableSet(left);
+    }
+
+    /** Worker thread only (tests). */
+    long nodesVisited() {
+        return nodesVisited;
+    }
+
+    /** Worker thread only (tests): timeouts linked in buckets. */
+    long linkedCount() {
+        return linked;
+    }
+
+    /** Worker thread only (tests). */
+    long currentTick() {
+        return currentTick;
+    }
+
+    @Override
+    public String toString() {
+        return "TimingWheel(tick: " + tickNanos + " ns, wheelSize: " + (mask + 1) + ", currentTick: " + currentTick
+                + ')';
+    }
+}

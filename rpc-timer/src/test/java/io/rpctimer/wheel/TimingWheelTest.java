@@ -1,0 +1,374 @@
+package io.rpctimer.wheel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Logic of the wheel structure, driven tick by tick by a fake ticker: no thread, no sleep. Due tasks land in a
+ * {@link ManualExecutor}; the test runs them.
+ */
+class TimingWheelTest {
+
+    private static final long TICK_MS = 10;
+
+    private FakeTicker ticker = new FakeTicker(0);
+    private final ManualExecutor executor = new ManualExecutor();
+    private TimingWheel wheel = newWheel(512, -1);
+
+    private TimingWheel newWheel(int wheelSize, long maxPending) {
+        return new TimingWheel(null, ticker, TimeUnit.MILLISECONDS.toNanos(TICK_MS), wheelSize, maxPending, executor);
+    }
+
+    /** Moves the fake clock by {@code ms} and lets the wheel catch up. */
+    private void advanceMillis(long ms) {
+        ticker.advance(ms, TimeUnit.MILLISECONDS);
+        wheel.advance(ticker.nanoTime());
+    }
+
+    private static TimerTask counting(AtomicInteger runs) {
+        return t -> runs.incrementAndGet();
+    }
+
+    @Test
+    void timeoutIsHandedOverAtFirstTickAtOrAfterDeadline() {
+        AtomicInteger runs = new AtomicInteger();
+        WheelTimeout t = wheel.schedule(counting(runs), 25, TimeUnit.MILLISECONDS);
+
+        advanceMillis(20); // tick 2 (20 ms) is before the deadline
+        assertEquals(0, executor.runAll());
+        assertFalse(t.isExpired());
+
+        advanceMillis(10); // tick 3 (30 ms) is the first at or after 25 ms
+        assertTrue(t.isExpired());
+        assertEquals(1, executor.runAll());
+        assertEquals(1, runs.get());
+    }
+
+    @Test
+    void timeoutOnExactTickBoundaryFiresOnThatTick() {
+        AtomicInteger runs = new AtomicInteger();
+        wheel.schedule(counting(runs), 30, TimeUnit.MILLISECONDS);
+        advanceMillis(29);
+        assertEquals(0, executor.runAll());
+        advanceMillis(1);
+        assertEquals(1, executor.runAll());
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {0, -1, -5_000, Long.MIN_VALUE})
+    void zeroOrNegativeDelayRunsAtNextTick(long delay) {
+        AtomicInteger runs = new AtomicInteger();
+        wheel.schedule(counting(runs), delay, TimeUnit.MILLISECONDS);
+        advanceMillis(TICK_MS);
+        assertEquals(1, executor.runAll());
+        assertEquals(1, runs.get());
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {Long.MAX_VALUE, Long.MAX_VALUE / 2, Long.MAX_VALUE - 1})
+    void hugeDelayNeitherOverflowsNorFires(long delay) {
+        AtomicInteger runs = new AtomicInteger();
+        WheelTimeout t = wheel.schedule(counting(runs), delay, TimeUnit.DAYS);
+        advanceMillis(TimeUnit.DAYS.toMillis(365));
+        assertEquals(0, executor.runAll());
+        assertFalse(t.isExpired());
+        assertEquals(1, wheel.linkedCount());
+        assertTrue(t.cancel());
+        advanceMillis(TICK_MS);
+        assertEquals(0, wheel.linkedCount());
+    }
+
+    /** nanoTime may start anywhere and wrap around; only differences count (Caffeine's clock parameterisation). */
+    @ParameterizedTest
+    @ValueSource(longs = {Long.MIN_VALUE, -1, 0, Long.MAX_VALUE - 25_000_000, Long.MAX_VALUE})
+    void clockOriginAnywhereIncludingWrapAround(long origin) {
+        ticker = new FakeTicker(origin);
+        wheel = newWheel(512, -1);
+        AtomicInteger runs = new AtomicInteger();
+        wheel.schedule(counting(runs), 50, TimeUnit.MILLISECONDS);
+        advanceMillis(40);
+        assertEquals(0, executor.runAll());
+        advanceMillis(10);
+        assertEquals(1, executor.runAll());
+    }
+
+    @Test
+    void cancelBeforeTheWorkerSeesItNeverRunsAndIsCounted() {
+        AtomicInteger runs = new AtomicInteger();
+        WheelTimeout t = wheel.schedule(counting(runs), 20, TimeUnit.MILLISECONDS);
+        assertTrue(t.cancel());
+        assertFalse(t.cancel(), "second cancel has no effect");
+        assertTrue(t.isCancelled());
+
+        advanceMillis(100);
+        assertEquals(0, executor.runAll());
+        assertEquals(0, runs.get());
+        TimerStats s = wheel.stats();
+        assertEquals(1, s.scheduledTimeouts());
+        assertEquals(1, s.cancelledTimeouts());
+        assertEquals(0, s.pendingTimeouts());
+    }
+
+    @Test
+    void cancelAfterFilingUnlinksWithinOneTick() {
+        List<WheelTimeout> all = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            all.add(wheel.schedule(t -> { }, 1_000, TimeUnit.MILLISECONDS)); // same bucket: head, middle, tail
+        }
+        advanceMillis(TICK_MS);
+        assertEquals(5, wheel.linkedCount());
+
+        assertTrue(all.get(2).cancel()); // middle
+        assertTrue(all.get(4).cancel()); // head (pushed last)
+        assertTrue(all.get(0).cancel()); // tail
+        advanceMillis(TICK_MS);
+        assertEquals(2, wheel.linkedCount());
+
+        advanceMillis(1_000);
+        assertEquals(2, executor.runAll());
+        assertTrue(all.get(1).isExpired());
+        assertTrue(all.get(3).isExpired());
+        assertEquals(3, wheel.stats().cancelledTimeouts());
+    }
+
+    @Test
+    void cancelledTimeoutIsReleasedByTheWheel() {
+        WheelTimeout t = wheel.schedule(new TimerTask() {
+            @Override
+            public void run(Timeout timeout) {
+            }
+        }, 1, TimeUnit.HOURS);
+        advanceMillis(TICK_MS);
+        WeakReference<WheelTimeout> ref = new WeakReference<>(t);
+        t.cancel();
+        t = null;
+        advanceMillis(TICK_MS);
+
+        for (int i = 0; i < 50 && ref.get() != null; i++) {
+            System.gc();
+        }
+        assertNull(ref.get(), "the wheel still references a cancelled timeout one tick after cancel()");
+    }
+
+    @Test
+    void cancelAfterExpiryFails() {
+        WheelTimeout t = wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
+        advanceMillis(TICK_MS);
+        assertTrue(t.isExpired());
+        assertFalse(t.cancel());
+        assertFalse(t.isCancelled());
+    }
+
+    /** A tick costs what expires in it: a million far-future timeouts are not walked by idle ticks. */
+    @Test
+    void idleTicksDoNotWalkFarFutureTimeouts() {
+        int n = 1_000_000;
+        TimerTask task = x -> { };
+        for (int i = 0; i < n; i++) {
+            wheel.schedule(task, 3_600_000 + i % 1_000, TimeUnit.MILLISECONDS);
+        }
+        advanceMillis(TICK_MS);
+        assertEquals(n, wheel.linkedCount());
+        long visitedBefore = wheel.nodesVisited();
+
+        for (int i = 0; i < 1_000; i++) {
+            advanceMillis(TICK_MS); // ten idle seconds, tick by tick
+        }
+        assertEquals(visitedBefore, wheel.nodesVisited(), "idle ticks touched far-future timeouts");
+
+        advanceMillis(3_600_000);
+        assertEquals(n, executor.queued.size());
+        // each timeout moves down at most once per level above 0, then expires once
+        assertTrue(wheel.nodesVisited() <= 3L * n, "visits: " + wheel.nodesVisited());
+    }
+
+    /**
+     * Property test of the level hierarchy, on small wheels so timeouts cross many levels: each timeout is handed
+     * over at the first tick that is at or after its deadline and after the tick it was scheduled in (a processed
+     * tick never runs again) — never earlier, never later.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {2, 4, 16, 512})
+    void everyTimeoutExpiresOnTheFirstTickReachingItsDeadline(int wheelSize) {
+        wheel = newWheel(wheelSize, -1);
+        Random random = new Random(wheelSize);
+        Map<WheelTimeout, Long> dueTickMs = new HashMap<>();
+        long nowMs = 0;
+        int expiredSoFar = 0;
+        for (int round = 0; round < 2_000; round++) {
+            long nextTickMs = (nowMs / TICK_MS + 1) * TICK_MS;
+            for (int i = 0; i < 20; i++) {
+                long delayMs = random.nextInt(4) == 0 ? random.nextInt(200_000) : random.nextInt(2_000);
+                long deadlineTickMs = (nowMs + delayMs + TICK_MS - 1) / TICK_MS * TICK_MS;
+                dueTickMs.put(wheel.schedule(x -> { }, delayMs, TimeUnit.MILLISECONDS),
+                        Math.max(deadlineTickMs, nextTickMs));
+            }
+            long step = random.nextInt(10) == 0 ? random.nextInt(5_000) : random.nextInt(30);
+            nowMs += step;
+            advanceMillis(step);
+            long tickTimeMs = nowMs / TICK_MS * TICK_MS;
+            for (Runnable r : executor.queued) {
+                long due = dueTickMs.remove((WheelTimeout) r);
+                assertTrue(due <= tickTimeMs, "fired early: due at " + due + " ms, fired at " + tickTimeMs + " ms");
+            }
+            expiredSoFar += executor.queued.size();
+            executor.queued.clear();
+            for (long due : dueTickMs.values()) {
+                assertTrue(due > tickTimeMs, "late: due at " + due + " ms, not fired at " + tickTimeMs + " ms");
+            }
+        }
+        assertEquals(expiredSoFar, wheel.stats().expiredTimeouts());
+    }
+
+    @Test
+    void saturatedExecutorDefersInOrderAndNothingIsDropped() {
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            int id = i;
+            wheel.schedule(t -> order.add(id), 10 * (i + 1), TimeUnit.MILLISECONDS);
+        }
+        executor.refuseNext = 3;
+        advanceMillis(10); // #0 refused
+        advanceMillis(10); // #0 refused again, #1 queued behind it
+        advanceMillis(10); // #0 refused a third time
+        assertEquals(0, executor.queued.size());
+        assertEquals(3, wheel.stats().deferredHandOffs());
+
+        advanceMillis(10); // executor accepts again: #0..#3 handed over in order
+        advanceMillis(10);
+        executor.runAll();
+        assertEquals(List.of(0, 1, 2, 3, 4), order);
+    }
+
+    @Test
+    void maxPendingTimeoutsRejectsWithCountAndLimit() {
+        wheel = newWheel(512, 2);
+        wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
+        wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
+        RejectedExecutionException e = assertThrows(RejectedExecutionException.class,
+                () -> wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS));
+        assertEquals("pendingTimeouts: 2 (expected: < maxPendingTimeouts: 2)", e.getMessage());
+        assertEquals(1, wheel.stats().rejectedTimeouts());
+
+        advanceMillis(TICK_MS); // both expire: room again
+        wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
+    }
+
+    @Test
+    void cancelledTimeoutsFreeTheirPendingSlot() {
+        wheel = newWheel(512, 1);
+        wheel.schedule(x -> { }, 1, TimeUnit.HOURS).cancel();
+        advanceMillis(TICK_MS);
+        wheel.schedule(x -> { }, 1, TimeUnit.HOURS);
+    }
+
+    @Test
+    void taskThatThrowsIsCountedAndOthersStillRun() {
+        AtomicInteger runs = new AtomicInteger();
+        wheel.schedule(t -> {
+            throw new IllegalStateException("boom (expected by the test)");
+        }, 10, TimeUnit.MILLISECONDS);
+        wheel.schedule(counting(runs), 10, TimeUnit.MILLISECONDS);
+        advanceMillis(TICK_MS);
+        assertEquals(2, executor.runAll());
+        assertEquals(1, runs.get());
+        assertEquals(1, wheel.stats().failedTasks());
+
+        wheel.schedule(counting(runs), 10, TimeUnit.MILLISECONDS);
+        advanceMillis(TICK_MS);
+        executor.runAll();
+        assertEquals(2, runs.get());
+    }
+
+    @Test
+    void statsCountEveryOutcome() {
+        wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
+        wheel.schedule(x -> { }, 1, TimeUnit.HOURS);
+        wheel.schedule(x -> { }, 1, TimeUnit.HOURS).cancel();
+        advanceMillis(TICK_MS);
+        TimerStats s = wheel.stats();
+        assertEquals(3, s.scheduledTimeouts());
+        assertEquals(1, s.expiredTimeouts());
+        assertEquals(1, s.cancelledTimeouts());
+        assertEquals(1, s.pendingTimeouts());
+        assertEquals(1, s.ticks());
+    }
+
+    @Test
+    void tickLagIsHowLateTheTickRan() {
+        wheel.schedule(x -> { }, 1, TimeUnit.HOURS);
+        ticker.advance(13, TimeUnit.MILLISECONDS); // tick 1 was due at 10 ms
+        wheel.advance(ticker.nanoTime());
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(3), wheel.stats().lastTickLagNanos());
+        ticker.advance(7, TimeUnit.MILLISECONDS); // tick 2 due at 20 ms, run on time
+        wheel.advance(ticker.nanoTime());
+        assertEquals(0, wheel.stats().lastTickLagNanos());
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(3), wheel.stats().maxTickLagNanos());
+    }
+
+    @Test
+    void advanceReturnsTimeUntilNextTick() {
+        ticker.advance(4, TimeUnit.MILLISECONDS);
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(6), wheel.advance(ticker.nanoTime()));
+        ticker.advance(8, TimeUnit.MILLISECONDS);
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(8), wheel.advance(ticker.nanoTime()));
+    }
+
+    @Test
+    void drainUnprocessedReturnsFiledQueuedAndDeferredButNotCancelledOrExpired() {
+        WheelTimeout filed = wheel.schedule(x -> { }, 1, TimeUnit.HOURS);
+        WheelTimeout ran = wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
+        WheelTimeout deferred = wheel.schedule(x -> { }, 20, TimeUnit.MILLISECONDS);
+        WheelTimeout cancelled = wheel.schedule(x -> { }, 1, TimeUnit.HOURS);
+        advanceMillis(10);
+        executor.refuseNext = 1;
+        advanceMillis(10);
+        cancelled.cancel();
+        WheelTimeout queued = wheel.schedule(x -> { }, 1, TimeUnit.HOURS);
+
+        Set<Timeout> left = wheel.drainUnprocessed();
+        assertEquals(Set.of(filed, deferred, queued), left);
+        assertTrue(ran.isExpired());
+    }
+
+    @Test
+    void wheelSizeMustBeAPowerOfTwo() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> newWheel(3, -1));
+        assertEquals("wheelSize: 3 (expected: a power of two >= 2)", e.getMessage());
+    }
+
+    @Test
+    void timeoutKnowsItsTaskAndTimer() {
+        TimerTask task = x -> { };
+        WheelTimeout t = wheel.schedule(task, 1, TimeUnit.SECONDS);
+        assertSame(task, t.task());
+        assertNull(t.timer()); // this bare wheel has no owner
+    }
+
+    @Test
+    void nullTaskOrUnitIsRejectedByName() {
+        NullPointerException e1 = assertThrows(NullPointerException.class,
+                () -> wheel.schedule(null, 1, TimeUnit.SECONDS));
+        assertEquals("task: null (expected: a TimerTask)", e1.getMessage());
+        NullPointerException e2 = assertThrows(NullPointerException.class, () -> wheel.schedule(x -> { }, 1, null));
+        assertEquals("unit: null (expected: a TimeUnit)", e2.getMessage());
+    }
+}
