@@ -1,0 +1,55 @@
+package io.rpctimer.retry;
+
+/**
+ * One step in the life of a failed call, sent to {@link RetryListener}s. Attempt 0 is the original call; retry
+ * {@code k} is attempt {@code k}.
+ *
+ * <p><b>Threading:</b> immutable, thread-safe.
+ *
+ * @param type        what happened
+ * @param retryId     the call's retry id, stable across its retries (the {@code retry.id} attachment)
+ * @param service     the service interface name
+ * @param method      the method name
+ * @param attempt     see {@link Type}
+ * @param provider    the provider address ({@code host:port}) of the attempt, or null when none was involved
+ * @param delayMillis for {@link Type#SCHEDULED}, the delay until the retry, in milliseconds; otherwise 0
+ * @param failure     the failure of the attempt (FAILED, ABANDONED, REJECTED), or null
+ * @param epochMillis when it happened, in milliseconds since the epoch
+ */
+public record RetryEvent(Type type, String retryId, String service, String method, int attempt, String provider,
+                         long delayMillis, Throwable failure, long epochMillis) {
+
+    /** The kinds of step; the last four are the call's outcome. */
+    public enum Type {
+        /** Retry {@code attempt} was put on the wheel, due after {@code delayMillis}. */
+        SCHEDULED(null),
+        /** Retry {@code attempt} was sent to {@code provider}. */
+        SENT(null),
+        /** Retry {@code attempt} failed; a SCHEDULED or an ABANDONED event follows. */
+        FAILED(null),
+        /** Retry {@code attempt} succeeded. */
+        DELIVERED(RetryOutcome.DELIVERED),
+        /** Given up after {@code attempt} retries. */
+        ABANDONED(RetryOutcome.ABANDONED),
+        /** Refused at the pending cap; {@code attempt} is 0. */
+        REJECTED(RetryOutcome.REJECTED),
+        /** Handed to the {@link RetryStore} at shutdown; {@code attempt} is the retry that was pending. */
+        HANDED_OVER(RetryOutcome.HANDED_OVER);
+
+        private final RetryOutcome outcome;
+
+        Type(RetryOutcome outcome) {
+            this.outcome = outcome;
+        }
+
+        /** @return the outcome this event ends the call with, or null if the call goes on */
+        public RetryOutcome outcome() {
+            return outcome;
+        }
+    }
+
+    /** @return whether this event ends the call */
+    public boolean isOutcome() {
+        return type.outcome != null;
+    }
+}

@@ -1,0 +1,106 @@
+package io.rpctimer.timeout;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rpctimer.wheel.WheelTimer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+@org.junit.jupiter.api.Timeout(60)
+class FutureTimeoutCheckerTest {
+
+    private final WheelTimer timer = WheelTimer.builder().tickDuration(1, TimeUnit.MILLISECONDS).build();
+    private final FutureTimeoutChecker checker = new FutureTimeoutChecker(timer);
+
+    @AfterEach
+    void stop() {
+        timer.stop();
+    }
+
+    @Test
+    void futureNotDoneInTimeFailsWithTimeoutOnTheExecutorNotTheWorker() throws Exception {
+        CompletableFuture<String> call = new CompletableFuture<>();
+        // a thread blocked in call.get() may run call's dependents itself: wait on this one instead
+        CompletableFuture<String> completedOn = call.handle((r, e) -> Thread.currentThread().getName());
+        checker.watch(call, 30, TimeUnit.MILLISECONDS);
+
+        String thread = completedOn.get(5, TimeUnit.SECONDS);
+        assertTrue(thread.startsWith("rpc-timer-executor-"), thread);
+        ExecutionException e = assertThrows(ExecutionException.class, call::get);
+        assertTrue(e.getCause() instanceof TimeoutException);
+        assertEquals("timed out after 30 ms", e.getCause().getMessage());
+        assertEquals(1, checker.timedOut());
+    }
+
+    @Test
+    void futureDoneInTimeCancelsItsWheelTimeout() throws Exception {
+        CompletableFuture<String> call = new CompletableFuture<>();
+        checker.watch(call, 30, TimeUnit.SECONDS);
+        call.complete("ok");
+        assertEquals("ok", call.get());
+        assertEquals(1, checker.completedInTime());
+        await().atMost(Duration.ofSeconds(5)).until(() -> timer.stats().cancelledTimeouts() == 1);
+        assertEquals(0, timer.stats().pendingTimeouts());
+    }
+
+    @Test
+    void aMillionFastCallsLeaveNothingPending() {
+        int calls = 1_000_000;
+        for (int i = 0; i < calls; i++) {
+            CompletableFuture<Integer> call = new CompletableFuture<>();
+            checker.watch(call, 30, TimeUnit.SECONDS);
+            call.complete(i);
+        }
+        assertEquals(calls, checker.completedInTime());
+        await().atMost(Duration.ofSeconds(30)).until(() -> timer.stats().cancelledTimeouts() == calls);
+        assertEquals(0, timer.stats().pendingTimeouts());
+        assertEquals(0, checker.timedOut());
+    }
+
+    @Test
+    void customExceptionAndExecutorAreUsed() throws Exception {
+        ExecutorService callerExecutor = Executors.newSingleThreadExecutor(r -> new Thread(r, "caller-executor"));
+        try {
+            CompletableFuture<String> call = new CompletableFuture<>();
+            CompletableFuture<String> completedOn = call.handle((r, e) -> Thread.currentThread().getName());
+            checker.watch(call, 20, TimeUnit.MILLISECONDS, ms -> new IllegalStateException("late by " + ms),
+                    callerExecutor);
+            assertEquals("caller-executor", completedOn.get(5, TimeUnit.SECONDS));
+            ExecutionException e = assertThrows(ExecutionException.class, call::get);
+            assertEquals("late by 20", e.getCause().getMessage());
+        } finally {
+            callerExecutor.shutdownNow();
+        }
+    }
+
+    @Test
+    void alreadyDoneFutureSchedulesNothing() {
+        CompletableFuture<String> done = CompletableFuture.completedFuture("x");
+        assertSame(done, checker.watch(done, 1, TimeUnit.SECONDS));
+        assertEquals(0, checker.watched());
+    }
+
+    @Test
+    void badArgumentsAreRejectedNamingParameterAndValue() {
+        CompletableFuture<String> f = new CompletableFuture<>();
+        assertEquals("future: null (expected: a CompletableFuture)", assertThrows(NullPointerException.class,
+                () -> checker.watch(null, 1, TimeUnit.SECONDS)).getMessage());
+        assertEquals("timeout: 0 (expected: > 0)", assertThrows(IllegalArgumentException.class,
+                () -> checker.watch(f, 0, TimeUnit.SECONDS)).getMessage());
+        assertEquals("unit: null (expected: a TimeUnit)", assertThrows(NullPointerException.class,
+                () -> checker.watch(f, 1, null)).getMessage());
+        assertEquals("timer: null (expected: a Timer)", assertThrows(NullPointerException.class,
+                () -> new FutureTimeoutChecker(null)).getMessage());
+    }
+}
