@@ -1,6 +1,7 @@
 package io.rpctimer.wheel;
 
 import java.lang.System.Logger.Level;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -45,6 +46,13 @@ public final class SharedWheelTimer {
             }
             holders++;
             return new Lease(instance);
+        }
+    }
+
+    /** @return the shared timer's stats, or empty when no one holds it */
+    public static Optional<TimerStats> stats() {
+        synchronized (LOCK) {
+            return instance == null ? Optional.empty() : Optional.of(instance.stats());
         }
     }
 

@@ -1,0 +1,201 @@
+package io.rpctimer.dubbo;
+
+import io.rpctimer.retry.OverflowPolicy;
+import io.rpctimer.retry.RetryOn;
+import io.rpctimer.retry.RetryPolicy;
+import java.lang.reflect.Method;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.dubbo.common.URL;
+
+/**
+ * The {@code wheelfailback} settings of one reference, read from its consumer URL once, when the reference is
+ * created: one {@link RetryPolicy} for the service and one per method that overrides a key. Every value is checked;
+ * a bad one fails reference creation with an {@link IllegalArgumentException} naming the key and the value (Dubbo's
+ * own failback silently falls back to its defaults instead).
+ *
+ * <p>Keys (per service, or per method as {@code <method>.<key>}, e.g. from {@code <dubbo:method>}):
+ * {@value #RETRIES}, {@value #DELAY}, {@value #MULTIPLIER}, {@value #MAX_DELAY}, {@value #JITTER},
+ * {@value #RETRY_ON}, {@value #OVERFLOW}; and per service only, as in Dubbo, {@value #FAILBACK_TASKS}.
+ *
+ * <p><b>Threading:</b> immutable, thread-safe.
+ */
+final class FailbackConfig {
+
+    /** Dubbo's key: retries after the original attempt; 0 means none. Default 3. */
+    static final String RETRIES = "retries";
+    /** Dubbo's key: the cap of retries pending at once for the reference. Default 100. */
+    static final String FAILBACK_TASKS = "failbacktasks";
+    /** Delay before the first retry, in milliseconds. Default 5000 (Dubbo's period). */
+    static final String DELAY = "failback.delay";
+    /** Factor between consecutive delays. Default 2.0. */
+    static final String MULTIPLIER = "failback.multiplier";
+    /** Cap of any delay, in milliseconds. Default 60000. */
+    static final String MAX_DELAY = "failback.maxdelay";
+    /** Spread of each delay, a fraction in [0, 1]. Default 0.2. */
+    static final String JITTER = "failback.jitter";
+    /** Which failures are retried: rpc (default), all, or exception class names. */
+    static final String RETRY_ON = "failback.retryon";
+    /** At the pending cap: reject (the caller gets an RpcException, default) or log. */
+    static final String OVERFLOW = "failback.overflow";
+
+    private final RetryPolicy servicePolicy;
+    private final Map<String, RetryPolicy> methodPolicies;
+
+    private FailbackConfig(RetryPolicy servicePolicy, Map<String, RetryPolicy> methodPolicies) {
+        this.servicePolicy = servicePolicy;
+        this.methodPolicies = methodPolicies;
+    }
+
+    /**
+     * @param url   the reference's consumer URL
+     * @param iface the service interface, whose methods may override keys; may be null
+     * @throws IllegalArgumentException naming the key and the value, if a value is invalid
+     */
+    static FailbackConfig from(URL url, Class<?> iface) {
+        String service = url.getServiceInterface();
+        RetryPolicy servicePolicy = policy(url, null, service);
+        Map<String, RetryPolicy> methodPolicies = new HashMap<>();
+        if (iface != null) {
+            for (Method m : iface.getMethods()) {
+                String name = m.getName();
+                if (!methodPolicies.containsKey(name) && overridesAnyKey(url, name)) {
+                    methodPolicies.put(name, policy(url, name, service));
+                }
+            }
+        }
+        return new FailbackConfig(servicePolicy, Map.copyOf(methodPolicies));
+    }
+
+    /** @return the policy for {@code method}: its own if it overrides a key, else the service's */
+    RetryPolicy policy(String method) {
+        RetryPolicy p = method == null ? null : methodPolicies.get(method);
+        return p != null ? p : servicePolicy;
+    }
+
+    /** @return the cap of retries pending at once for the reference */
+    int maxPending() {
+        return servicePolicy.maxPending();
+    }
+
+    private static boolean overridesAnyKey(URL url, String method) {
+        for (String key : new String[] {RETRIES, DELAY, MULTIPLIER, MAX_DELAY, JITTER, RETRY_ON, OVERFLOW}) {
+            if (methodValue(url, method, key) != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static RetryPolicy policy(URL url, String method, String service) {
+        RetryPolicy.Builder b = RetryPolicy.builder();
+        Value v = value(url, method, RETRIES, service);
+        if (v != null) {
+            b.retries((int) v.parseLong(0, Integer.MAX_VALUE, "a whole number >= 0"));
+        }
+        v = value(url, null, FAILBACK_TASKS, service);
+        if (v != null) {
+            b.maxPending((int) v.parseLong(1, Integer.MAX_VALUE, "a whole number > 0"));
+        }
+        long delayMillis = RetryPolicy.DEFAULT_FIRST_DELAY_MILLIS;
+        v = value(url, method, DELAY, service);
+        if (v != null) {
+            delayMillis = v.parseLong(1, Long.MAX_VALUE, "milliseconds > 0");
+            b.firstDelay(delayMillis, TimeUnit.MILLISECONDS);
+        }
+        v = value(url, method, MULTIPLIER, service);
+        if (v != null) {
+            b.multiplier(v.parseDouble(1.0, 1e6, "a number in [1, 1000000]"));
+        }
+        long maxDelayMillis = RetryPolicy.DEFAULT_MAX_DELAY_MILLIS;
+        Value maxDelay = value(url, method, MAX_DELAY, service);
+        if (maxDelay != null) {
+            maxDelayMillis = maxDelay.parseLong(1, Long.MAX_VALUE, "milliseconds > 0");
+            b.maxDelay(maxDelayMillis, TimeUnit.MILLISECONDS);
+        }
+        if (maxDelayMillis < delayMillis) {
+            throw maxDelay != null
+                    ? maxDelay.invalid("milliseconds >= " + DELAY + " (" + delayMillis + ")")
+                    : value(url, method, DELAY, service)
+                            .invalid("milliseconds <= " + MAX_DELAY + " (" + maxDelayMillis + ")");
+        }
+        v = value(url, method, JITTER, service);
+        if (v != null) {
+            b.jitter(v.parseDouble(0.0, 1.0, "a number in [0, 1]"));
+        }
+        v = value(url, method, RETRY_ON, service);
+        if (v != null) {
+            try {
+                b.retryOn(RetryOn.parse(v.raw));
+            } catch (IllegalArgumentException e) {
+                throw v.invalid("rpc, all, or comma-separated exception class names");
+            }
+        }
+        v = value(url, method, OVERFLOW, service);
+        if (v != null) {
+            b.overflow(switch (v.raw.trim().toLowerCase(Locale.ROOT)) {
+                case "reject" -> OverflowPolicy.REJECT;
+                case "log" -> OverflowPolicy.LOG;
+                default -> throw v.invalid("reject or log");
+            });
+        }
+        return b.build();
+    }
+
+    /** The method's own value, else the service's; null if neither is set. */
+    private static Value value(URL url, String method, String key, String service) {
+        if (method != null) {
+            String raw = methodValue(url, method, key);
+            if (raw != null) {
+                return new Value(method + "." + key, raw, service);
+            }
+        }
+        String raw = url.getParameter(key);
+        return raw == null ? null : new Value(key, raw, service);
+    }
+
+    /**
+     * A method-level value. Dubbo keeps {@code method.key} as a method parameter when it parses a URL string, but as
+     * a plain parameter named {@code method.key} when it builds a URL from config objects and the key itself contains
+     * a dot (as {@code failback.delay} does), so both places are read.
+     */
+    private static String methodValue(URL url, String method, String key) {
+        String raw = url.getParameter(method + "." + key);
+        return raw != null ? raw : url.getMethodParameterStrict(method, key);
+    }
+
+    /** One configured value, remembered with its key so that errors can name both. */
+    private record Value(String key, String raw, String service) {
+
+        long parseLong(long min, long max, String expected) {
+            try {
+                long n = Long.parseLong(raw.trim());
+                if (n >= min && n <= max) {
+                    return n;
+                }
+            } catch (NumberFormatException ignored) {
+                // reported below
+            }
+            throw invalid(expected);
+        }
+
+        double parseDouble(double min, double max, String expected) {
+            try {
+                double d = Double.parseDouble(raw.trim());
+                if (d >= min && d <= max) {
+                    return d;
+                }
+            } catch (NumberFormatException ignored) {
+                // reported below
+            }
+            throw invalid(expected);
+        }
+
+        IllegalArgumentException invalid(String expected) {
+            return new IllegalArgumentException("wheelfailback: invalid " + key + "=" + raw + " for " + service
+                    + " (expected: " + expected + ")");
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package io.rpctimer.dubbo;
+
+import io.rpctimer.retry.InMemoryRetryStore;
+import io.rpctimer.retry.RetryCounters;
+import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.RetryListener;
+import io.rpctimer.retry.RetryStats;
+import io.rpctimer.retry.RetryStore;
+import io.rpctimer.wheel.SharedWheelTimer;
+import io.rpctimer.wheel.TimerStats;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.dubbo.common.constants.LoggerCodeConstants;
+import org.apache.dubbo.common.logger.ErrorTypeAwareLogger;
+import org.apache.dubbo.common.logger.LoggerFactory;
+
+/**
+ * The JVM-wide face of the {@code wheelfailback} cluster: listeners, the {@link RetryStore}, counters and the shared
+ * wheel's stats. Every reference on {@code cluster="wheelfailback"} in the JVM reports here.
+ *
+ * <p>Listeners and a store can also be registered as services ({@code META-INF/services/io.rpctimer.retry.RetryListener},
+ * {@code META-INF/services/io.rpctimer.retry.RetryStore}); they are loaded when this class is first used. Without a
+ * store, retries pending at shutdown go to an {@link InMemoryRetryStore} that lives as long as the JVM.
+ *
+ * <p>Every outcome is logged once, with service, method and retry id: {@code DELIVERED} at info level,
+ * {@code ABANDONED}, {@code REJECTED} and {@code HANDED_OVER} at warn level.
+ *
+ * <p><b>Threading:</b> thread-safe.
+ */
+public final class WheelFailback {
+
+    /** Attachment on every call of a {@code wheelfailback} reference: an id stable across the call's retries. */
+    public static final String RETRY_ID = "retry.id";
+    /** Attachment on every call of a {@code wheelfailback} reference: 0 for the original attempt, then 1..n. */
+    public static final String RETRY_ATTEMPT = "retry.attempt";
+
+    private static final ErrorTypeAwareLogger LOG = LoggerFactory.getErrorTypeAwareLogger(WheelFailback.class);
+    private static final List<RetryListener> LISTENERS = new CopyOnWriteArrayList<>(load(RetryListener.class));
+    private static final RetryCounters COUNTERS = new RetryCounters();
+    private static volatile RetryStore store = loadStore();
+
+    private WheelFailback() {
+    }
+
+    /** @param listener receives every retry event from now on; not null */
+    public static void addListener(RetryListener listener) {
+        if (listener == null) {
+            throw new NullPointerException("listener: null (expected: a RetryListener)");
+        }
+        LISTENERS.add(listener);
+    }
+
+    /** @return whether the listener was registered */
+    public static boolean removeListener(RetryListener listener) {
+        return LISTENERS.remove(listener);
+    }
+
+    /** @param retryStore receives the retries pending at shutdown from now on; not null */
+    public static void setRetryStore(RetryStore retryStore) {
+        if (retryStore == null) {
+            throw new NullPointerException("retryStore: null (expected: a RetryStore)");
+        }
+        store = retryStore;
+    }
+
+    /** @return the store that receives the retries pending at shutdown */
+    public static RetryStore retryStore() {
+        return store;
+    }
+
+    /** @return the counters of every {@code wheelfailback} reference in the JVM */
+    public static RetryStats stats() {
+        return COUNTERS.snapshot();
+    }
+
+    /** @return the shared wheel's stats, or empty when no reference holds it */
+    public static Optional<TimerStats> wheelStats() {
+        return SharedWheelTimer.stats();
+    }
+
+    // ---------------------------------------------------------------- for the cluster
+
+    static RetryCounters counters() {
+        return COUNTERS;
+    }
+
+    /**
+     * Counts one step of a failed call, tells the listeners (the event is built only if someone listens) and logs
+     * outcomes.
+     */
+    static void emit(RetryEvent.Type type, RetryTimerTask call, int attempt, String provider, long delayNanos,
+                     Throwable failure) {
+        COUNTERS.record(type);
+        if (!LISTENERS.isEmpty()) {
+            RetryEvent event = new RetryEvent(type, call.retryId(), call.service(), call.method(), attempt, provider,
+                    TimeUnit.NANOSECONDS.toMillis(delayNanos), failure, System.currentTimeMillis());
+            for (RetryListener l : LISTENERS) {
+                try {
+                    l.onEvent(event);
+                } catch (Throwable t) {
+                    COUNTERS.listenerError();
+                    LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "a RetryListener threw", "",
+                            "RetryListener " + l + " threw on " + type + " of retry.id=" + call.retryId()
+                                    + "; ignored", t);
+                }
+            }
+        }
+        if (type.outcome() != null) {
+            logOutcome(type, call, attempt, provider, failure);
+        }
+    }
+
+    private static void logOutcome(RetryEvent.Type type, RetryTimerTask call, int attempt, String provider,
+                                   Throwable failure) {
+        String what = "wheelfailback " + type + " " + call.service() + "." + call.method() + "() retry.id="
+                + call.retryId();
+        switch (type) {
+            case DELIVERED -> LOG.info(what + " on retry " + attempt + " via " + provider);
+            case ABANDONED -> LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "retries exhausted", "",
+                    what + " after " + attempt + " retries; last failure: " + describe(failure));
+            case REJECTED -> LOG.warn(LoggerCodeConstants.CLUSTER_TIMER_RETRY_FAILED, "pending retry cap reached", "",
+                    what + ": " + describe(failure));
+            default -> LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "consumer shutting down", "",
+                    what + " with retry " + attempt + " pending, to " + store
+                            + (failure == null ? "" : "; " + describe(failure)));
+        }
+    }
+
+    static String describe(Throwable t) {
+        return t == null ? "none" : t.getClass().getSimpleName() + ": " + t.getMessage();
+    }
+
+    private static RetryStore loadStore() {
+        List<RetryStore> stores = load(RetryStore.class);
+        return stores.isEmpty() ? new InMemoryRetryStore() : stores.get(0);
+    }
+
+    private static <S> List<S> load(Class<S> type) {
+        List<S> found = new CopyOnWriteArrayList<>();
+        Iterator<S> it = ServiceLoader.load(type, WheelFailback.class.getClassLoader()).iterator();
+        while (true) {
+            try {
+                if (!it.hasNext()) {
+                    return found;
+                }
+                found.add(it.next());
+            } catch (ServiceConfigurationError e) {
+                LOG.error(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "bad service file", "",
+                        "could not load a " + type.getName() + " listed in META-INF/services; skipped", e);
+            }
+        }
+    }
+}

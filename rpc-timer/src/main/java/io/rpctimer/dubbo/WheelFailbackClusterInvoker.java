@@ -1,0 +1,277 @@
+package io.rpctimer.dubbo;
+
+import io.rpctimer.retry.OverflowPolicy;
+import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.RetryPolicy;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.dubbo.common.URL;
+import org.apache.dubbo.common.constants.CommonConstants;
+import org.apache.dubbo.rpc.AppResponse;
+import org.apache.dubbo.rpc.AsyncRpcResult;
+import org.apache.dubbo.rpc.InvokeMode;
+import org.apache.dubbo.rpc.Invocation;
+import org.apache.dubbo.rpc.Invoker;
+import org.apache.dubbo.rpc.Result;
+import org.apache.dubbo.rpc.RpcContext;
+import org.apache.dubbo.rpc.RpcException;
+import org.apache.dubbo.rpc.RpcInvocation;
+import org.apache.dubbo.rpc.cluster.Directory;
+import org.apache.dubbo.rpc.cluster.LoadBalance;
+import org.apache.dubbo.rpc.cluster.support.AbstractClusterInvoker;
+import org.apache.dubbo.rpc.support.RpcUtils;
+
+/**
+ * The {@code wheelfailback} cluster invoker: Dubbo's failback, without its faults.
+ *
+ * <p>The first attempt goes out as the caller made it (sync or async). If it fails with a failure the policy retries
+ * — a synchronous throw, an async result that completes exceptionally, "no provider available", or a business
+ * exception named by {@code failback.retryon} — the caller gets the empty result at once and a
+ * {@link RetryTimerTask} goes on the shared wheel. Each retry lists the providers afresh, avoids the provider tried
+ * last when there is another, goes out asynchronously with the {@code retry.id} and {@code retry.attempt}
+ * attachments, and is timed out by the future-timeout checker. Past the pending cap ({@code failbacktasks}) the
+ * call is {@code REJECTED}: the caller gets an {@link RpcException} unless {@code failback.overflow=log}.
+ *
+ * <p><b>Threading:</b> thread-safe, as every Dubbo invoker.
+ */
+public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
+
+    private static final String JVM_ID = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
+    private static final AtomicLong CALL_IDS = new AtomicLong();
+
+    private final FailbackConfig config;
+    private final FailbackRuntime runtime;
+    private final AtomicInteger pending = new AtomicInteger();
+
+    /**
+     * @throws IllegalArgumentException naming the URL key and value, if the reference's configuration is invalid
+     */
+    WheelFailbackClusterInvoker(Directory<T> directory, FailbackRuntime runtime) {
+        super(directory);
+        this.config = FailbackConfig.from(getUrl(), directory.getInterface());
+        this.runtime = runtime;
+    }
+
+    /**
+     * As {@link AbstractClusterInvoker#invoke}, except that "no provider available" fails back instead of reaching
+     * the caller: a notification sent while every provider restarts is retried within its budget.
+     */
+    @Override
+    public Result invoke(Invocation invocation) throws RpcException {
+        checkWhetherDestroyed();
+        invocation.setAttachment(WheelFailback.RETRY_ID, JVM_ID + "-" + CALL_IDS.incrementAndGet());
+        invocation.setAttachment(WheelFailback.RETRY_ATTEMPT, "0");
+        List<Invoker<T>> invokers;
+        try {
+            invokers = list(invocation);
+            checkInvokers(invokers, invocation);
+        } catch (RpcException e) {
+            if (!Failures.isNoProvider(e)) {
+                throw e;
+            }
+            return failBack(invocation, RpcContext.getServiceContext().getConsumerUrl(), null, e);
+        }
+        LoadBalance loadbalance = initLoadBalance(invokers, invocation);
+        RpcUtils.attachInvocationIdIfAsync(getUrl(), invocation);
+        return doInvoke(invocation, invokers, loadbalance);
+    }
+
+    @Override
+    protected Result doInvoke(Invocation invocation, List<Invoker<T>> invokers, LoadBalance loadbalance)
+            throws RpcException {
+        URL consumerUrl = RpcContext.getServiceContext().getConsumerUrl();
+        Invoker<T> invoker = null;
+        Result result;
+        try {
+            invoker = select(loadbalance, invocation, invokers, null);
+            result = invokeWithContext(invoker, invocation);
+        } catch (RuntimeException e) {
+            if (!policy(invocation).retries(e, Failures.isRpcFailure(e))) {
+                throw e;
+            }
+            return failBack(invocation, consumerUrl, invoker, e);
+        }
+        if (result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
+            // async caller: a failure shows when the future completes; swap in a future that fails back
+            String provider = address(invoker);
+            async.setResponseFuture(async.getResponseFuture().handle(
+                    (response, failure) -> onFirstReply(invocation, consumerUrl, provider, response, failure)));
+            return result;
+        }
+        if (result.hasException() && policy(invocation).retries(result.getException(),
+                Failures.isRpcFailure(result.getException()))) {
+            return failBack(invocation, consumerUrl, invoker, result.getException());
+        }
+        return result;
+    }
+
+    private AppResponse onFirstReply(Invocation invocation, URL consumerUrl, String provider, AppResponse response,
+                                     Throwable failure) {
+        Throwable f = failure != null ? Failures.unwrap(failure) : response.hasException() ? response.getException()
+                : null;
+        if (f == null) {
+            return response;
+        }
+        // an exceptional completion is always an RPC failure: business exceptions come inside the response
+        boolean rpcFailure = failure != null || Failures.isRpcFailure(f);
+        if (!policy(invocation).retries(f, rpcFailure)) {
+            if (failure != null) {
+                throw failure instanceof CompletionException ce ? ce : new CompletionException(failure);
+            }
+            return response;
+        }
+        RpcException rejected = startRetrying(invocation, consumerUrl, provider, f);
+        if (rejected != null) {
+            throw new CompletionException(rejected);
+        }
+        return new AppResponse(invocation);
+    }
+
+    private Result failBack(Invocation invocation, URL consumerUrl, Invoker<T> tried, Throwable failure) {
+        RpcException rejected = startRetrying(invocation, consumerUrl, address(tried), failure);
+        if (rejected != null) {
+            throw rejected;
+        }
+        return AsyncRpcResult.newDefaultAsyncResult(invocation);
+    }
+
+    /**
+     * Counts the failed call and schedules its first retry, or rejects it at the pending cap.
+     *
+     * @return the exception the caller must get, or null if the caller gets the empty result
+     */
+    private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure) {
+        RetryPolicy policy = policy(invocation);
+        RetryTimerTask call = new RetryTimerTask(this, policy, copy(invocation), consumerUrl,
+                invocation.getAttachment(WheelFailback.RETRY_ID), provider, failure);
+        WheelFailback.counters().callFailed();
+        if (policy.retries() == 0) {
+            // Dubbo's meaning of retries=0: no retry. The failure is still an outcome someone can see.
+            call.end(RetryEvent.Type.ABANDONED, 0, provider, failure);
+            return null;
+        }
+        if (pending.incrementAndGet() > config.maxPending()) {
+            pending.decrementAndGet();
+            RpcException rejected = new RpcException(RpcException.LIMIT_EXCEEDED_EXCEPTION, "wheelfailback rejected "
+                    + call.service() + "." + call.method() + "() retry.id=" + call.retryId() + ": "
+                    + config.maxPending() + " retries already pending (failbacktasks=" + config.maxPending()
+                    + "); the call failed with " + WheelFailback.describe(failure), failure);
+            call.end(RetryEvent.Type.REJECTED, 0, provider, rejected);
+            return policy.overflow() == OverflowPolicy.REJECT ? rejected : null;
+        }
+        runtime.track(call);
+        call.start();
+        return null;
+    }
+
+    /** Called by a call when it ends, whatever the outcome. */
+    void released(RetryTimerTask call) {
+        if (runtime.untrack(call)) {
+            pending.decrementAndGet();
+        }
+    }
+
+    /**
+     * Sends the next retry of {@code call} asynchronously, on the calling (executor) thread, and reports back to it.
+     * Nothing here waits for the reply.
+     */
+    void sendRetry(RetryTimerTask call) {
+        RpcInvocation inv = attempt(call);
+        String provider = null;
+        try {
+            List<Invoker<T>> invokers = list(inv);
+            checkInvokers(invokers, inv);
+            Invoker<T> target = select(initLoadBalance(invokers, inv), inv, avoid(invokers, call.lastProvider()),
+                    null);
+            provider = address(target);
+            call.sent(provider);
+            Result result = invokeWithContextAsync(target, inv, call.consumerUrl());
+            String sentTo = provider;
+            if (result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
+                CompletableFuture<AppResponse> reply = async.getResponseFuture();
+                long timeoutMillis = RpcUtils.getTimeout(getUrl(), inv.getMethodName(),
+                        RpcContext.getClientAttachment(), inv, CommonConstants.DEFAULT_TIMEOUT);
+                runtime.checker().watch(reply, timeoutMillis, TimeUnit.MILLISECONDS, ms -> new RpcException(
+                        RpcException.TIMEOUT_EXCEPTION, "wheelfailback retry " + call.attempt() + " of retry.id="
+                        + call.retryId() + " to " + sentTo + " timed out after " + ms + " ms"), null);
+                reply.whenComplete((response, failure) -> onRetryReply(call, sentTo, response, failure));
+            } else {
+                onRetryReply(call, sentTo, result, null);
+            }
+        } catch (Throwable t) {
+            call.failed(provider, t, Failures.isRpcFailure(t));
+        }
+    }
+
+    private static void onRetryReply(RetryTimerTask call, String provider, Result response, Throwable failure) {
+        if (failure != null) {
+            call.failed(provider, Failures.unwrap(failure), true);
+        } else if (response.hasException()) {
+            call.failed(provider, response.getException(), Failures.isRpcFailure(response.getException()));
+        } else {
+            call.delivered(provider);
+        }
+    }
+
+    /** The providers other than {@code lastProvider}, or all of them when there is no other. */
+    private List<Invoker<T>> avoid(List<Invoker<T>> invokers, String lastProvider) {
+        if (lastProvider == null || invokers.size() < 2) {
+            return invokers;
+        }
+        List<Invoker<T>> others = new ArrayList<>(invokers.size());
+        for (Invoker<T> i : invokers) {
+            if (!lastProvider.equals(address(i))) {
+                others.add(i);
+            }
+        }
+        return others.isEmpty() ? invokers : others;
+    }
+
+    /** A fresh copy of the call for one retry: async, with the retry attachments. */
+    private static RpcInvocation attempt(RetryTimerTask call) {
+        RpcInvocation inv = copy(call.snapshot());
+        inv.setInvokeMode(InvokeMode.ASYNC);
+        inv.setAttachment(WheelFailback.RETRY_ID, call.retryId());
+        inv.setAttachment(WheelFailback.RETRY_ATTEMPT, String.valueOf(call.attempt()));
+        return inv;
+    }
+
+    /** A copy that shares nothing mutable with the original (Dubbo's copy constructor shares the attributes map). */
+    private static RpcInvocation copy(Invocation inv) {
+        return new RpcInvocation(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
+                inv.getServiceName(), inv.getProtocolServiceKey(), inv.getParameterTypes(), inv.getArguments(),
+                inv.copyObjectAttachments(), inv.getInvoker(),
+                Collections.synchronizedMap(new HashMap<>(inv.getAttributes())),
+                inv instanceof RpcInvocation r ? r.getInvokeMode() : null);
+    }
+
+    private RetryPolicy policy(Invocation invocation) {
+        return config.policy(RpcUtils.getMethodName(invocation));
+    }
+
+    private static String address(Invoker<?> invoker) {
+        return invoker == null ? null : invoker.getUrl().getAddress();
+    }
+
+    FailbackRuntime runtime() {
+        return runtime;
+    }
+
+    /** @return whether the reference was destroyed, so that retries must stop */
+    boolean isGone() {
+        return isDestroyed() || getDirectory().isDestroyed();
+    }
+
+    /** @return retries of this reference pending now */
+    int pendingRetries() {
+        return pending.get();
+    }
+}

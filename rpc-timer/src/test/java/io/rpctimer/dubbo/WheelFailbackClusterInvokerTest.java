@@ -1,0 +1,511 @@
+package io.rpctimer.dubbo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.BDDMockito.given;
+import static org.mockito.BDDMockito.willReturn;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.times;
+import static org.mockito.Mockito.verify;
+
+import io.rpctimer.retry.InMemoryRetryStore;
+import io.rpctimer.retry.PendingRetry;
+import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.RetryListener;
+import io.rpctimer.retry.RetryStats;
+import io.rpctimer.retry.RetryStore;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import org.apache.dubbo.common.URL;
+import org.apache.dubbo.rpc.AppResponse;
+import org.apache.dubbo.rpc.AsyncRpcResult;
+import org.apache.dubbo.rpc.InvokeMode;
+import org.apache.dubbo.rpc.Invocation;
+import org.apache.dubbo.rpc.Invoker;
+import org.apache.dubbo.rpc.Result;
+import org.apache.dubbo.rpc.RpcException;
+import org.apache.dubbo.rpc.RpcInvocation;
+import org.apache.dubbo.rpc.cluster.Directory;
+import org.apache.dubbo.rpc.model.FrameworkModel;
+import org.apache.dubbo.rpc.model.ModuleModel;
+import org.apache.dubbo.rpc.model.ServiceModel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.mockito.ArgumentCaptor;
+
+/**
+ * The invoker's logic in the manner of Dubbo's {@code FailbackClusterInvokerTest}: mocked {@link Directory} and
+ * {@link Invoker}s, config from {@link URL#valueOf}, and a {@link ManualTimer} so every retry runs on the test
+ * thread when the test says so.
+ */
+class WheelFailbackClusterInvokerTest {
+
+    private static final String SERVICE = GreetingService.class.getName();
+    private static final RpcException TIMEOUT = new RpcException(RpcException.TIMEOUT_EXCEPTION, "timeout (test)");
+
+    private FrameworkModel framework;
+    private ModuleModel module;
+    private final ManualTimer timer = new ManualTimer();
+    private final FailbackRuntime runtime = new FailbackRuntime(timer);
+    private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+    private final RetryListener listener = events::add;
+    private final InMemoryRetryStore store = new InMemoryRetryStore();
+    private RetryStore previousStore;
+    private Invoker<GreetingService> providerA;
+    private Invoker<GreetingService> providerB;
+    private Directory<GreetingService> directory;
+
+    @BeforeEach
+    void setUp() {
+        framework = new FrameworkModel();
+        module = framework.defaultApplication().getDefaultModule();
+        providerA = provider(20881);
+        providerB = provider(20882);
+        WheelFailback.addListener(listener);
+        previousStore = WheelFailback.retryStore();
+        WheelFailback.setRetryStore(store);
+    }
+
+    @AfterEach
+    void tearDown() {
+        WheelFailback.removeListener(listener);
+        WheelFailback.setRetryStore(previousStore);
+        framework.destroy();
+    }
+
+    @SuppressWarnings("unchecked")
+    private Invoker<GreetingService> provider(int port) {
+        Invoker<GreetingService> invoker = mock(Invoker.class);
+        given(invoker.getUrl()).willReturn(URL.valueOf("dubbo://127.0.0.1:" + port + "/" + SERVICE)
+                .setScopeModel(module));
+        given(invoker.isAvailable()).willReturn(true);
+        given(invoker.getInterface()).willReturn(GreetingService.class);
+        return invoker;
+    }
+
+    @SafeVarargs
+    @SuppressWarnings("unchecked")
+    private WheelFailbackClusterInvoker<GreetingService> cluster(String params, Invoker<GreetingService>... providers) {
+        URL url = URL.valueOf("consumer://127.0.0.1/" + SERVICE + "?interface=" + SERVICE + "&" + params)
+                .setScopeModel(module);
+        directory = mock(Directory.class);
+        given(directory.getUrl()).willReturn(url);
+        given(directory.getConsumerUrl()).willReturn(url);
+        given(directory.getInterface()).willReturn(GreetingService.class);
+        given(directory.list(any())).willReturn(List.of(providers));
+        return new WheelFailbackClusterInvoker<>(directory, runtime);
+    }
+
+    private RpcInvocation call(String method) {
+        ServiceModel serviceModel = mock(ServiceModel.class);
+        given(serviceModel.getModuleModel()).willReturn(module);
+        return new RpcInvocation(serviceModel, method, SERVICE, "", new Class<?>[] {String.class},
+                new Object[] {"world"});
+    }
+
+    private static Result ok(Invocation inv) {
+        return AsyncRpcResult.newDefaultAsyncResult("ok", inv);
+    }
+
+    private List<RetryEvent.Type> eventTypes() {
+        return events.stream().map(RetryEvent::type).toList();
+    }
+
+    // ------------------------------------------------------------------ first attempt
+
+    @Test
+    void successPassesThroughWithoutRetry() {
+        given(providerA.invoke(any())).willAnswer(i -> ok(i.getArgument(0)));
+        Result r = cluster("", providerA).invoke(call("sayHello"));
+        assertEquals("ok", r.getValue());
+        assertTrue(timer.scheduled.isEmpty());
+        assertTrue(events.isEmpty());
+    }
+
+    @Test
+    void syncFailureGivesTheEmptyResultAtOnceAndSchedulesARetry() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        Result r = cluster("", providerA).invoke(call("sayHello"));
+        assertNull(r.getValue());
+        assertFalse(r.hasException());
+        assertEquals(1, timer.retries().size());
+        long delay = timer.retries().get(0).delayMillis();
+        assertTrue(delay >= 4_000 && delay <= 6_000, "first delay 5 s ± 20%: " + delay);
+        assertEquals(List.of(RetryEvent.Type.SCHEDULED), eventTypes());
+    }
+
+    @Test
+    void asyncFailureAlsoFailsBack() throws Exception {
+        CompletableFuture<AppResponse> reply = new CompletableFuture<>();
+        RpcInvocation inv = call("sayHelloAsync");
+        inv.setInvokeMode(InvokeMode.FUTURE);
+        given(providerA.invoke(any())).willReturn(new AsyncRpcResult(reply, inv));
+        AsyncRpcResult r = (AsyncRpcResult) cluster("", providerA).invoke(inv);
+        assertTrue(timer.retries().isEmpty(), "nothing failed yet");
+
+        reply.completeExceptionally(new org.apache.dubbo.remoting.TimeoutException(false, null, "timeout (test)"));
+        AppResponse seen = r.getResponseFuture().get();
+        assertNull(seen.getValue());
+        assertFalse(seen.hasException());
+        assertEquals(1, timer.retries().size());
+    }
+
+    @Test
+    void noProviderAtFirstCallIsRetriedInsteadOfThrown() {
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("");
+        Result r = cluster.invoke(call("notify"));
+        assertNull(r.getValue());
+        assertEquals(1, timer.retries().size());
+
+        given(directory.list(any())).willReturn(List.of(providerA)); // the provider is back
+        given(providerA.invoke(any())).willAnswer(i -> ok(i.getArgument(0)));
+        timer.fireRetry();
+        assertEquals(RetryEvent.Type.DELIVERED, events.get(events.size() - 1).type());
+    }
+
+    @Test
+    void noProviderAtRetryIsRetriedAgain() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("retries=2", providerA);
+        cluster.invoke(call("notify"));
+        given(directory.list(any())).willReturn(List.of()); // every provider gone
+        timer.fireRetry();
+        assertEquals(1, timer.retries().size(), "no provider is a retryable failure");
+        RetryEvent failed = events.stream().filter(e -> e.type() == RetryEvent.Type.FAILED).findFirst().orElseThrow();
+        assertTrue(Failures.isNoProvider((RpcException) failed.failure()));
+    }
+
+    // ------------------------------------------------------------------ retries
+
+    @Test
+    void retryCarriesRetryIdAndAttemptAndGoesOutAsync() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)));
+        RpcInvocation original = call("notify");
+        cluster("", providerA).invoke(original);
+        String retryId = original.getAttachment(WheelFailback.RETRY_ID);
+        assertEquals("0", original.getAttachment(WheelFailback.RETRY_ATTEMPT));
+
+        timer.fireRetry();
+        ArgumentCaptor<Invocation> sent = ArgumentCaptor.forClass(Invocation.class);
+        verify(providerA, times(2)).invoke(sent.capture());
+        RpcInvocation retry = (RpcInvocation) sent.getAllValues().get(1);
+        assertNotEquals(original, retry, "each retry is a copy");
+        assertEquals(retryId, retry.getAttachment(WheelFailback.RETRY_ID));
+        assertEquals("1", retry.getAttachment(WheelFailback.RETRY_ATTEMPT));
+        assertEquals(InvokeMode.ASYNC, retry.getInvokeMode(), "no thread waits for the reply");
+        assertEquals(List.of(RetryEvent.Type.SCHEDULED, RetryEvent.Type.SENT, RetryEvent.Type.DELIVERED),
+                eventTypes());
+        assertEquals(1, events.get(2).attempt());
+        assertEquals(retryId, events.get(2).retryId());
+        assertEquals("127.0.0.1:20881", events.get(2).provider());
+    }
+
+    @Test
+    void budgetIsSpentThenAbandoned() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("retries=2", providerA);
+        cluster.invoke(call("notify"));
+        timer.fireRetry();
+        timer.fireRetry();
+        assertTrue(timer.retries().isEmpty());
+        verify(providerA, times(3)).invoke(any());
+        RetryEvent last = events.get(events.size() - 1);
+        assertEquals(RetryEvent.Type.ABANDONED, last.type());
+        assertEquals(2, last.attempt());
+        assertEquals(0, cluster.pendingRetries());
+    }
+
+    @Test
+    void zeroRetriesMeansNoRetryButAVisibleOutcome() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        Result r = cluster("retries=0", providerA).invoke(call("notify"));
+        assertNull(r.getValue());
+        assertTrue(timer.scheduled.isEmpty());
+        assertEquals(List.of(RetryEvent.Type.ABANDONED), eventTypes());
+        assertEquals(0, events.get(0).attempt());
+    }
+
+    @Test
+    void retryAvoidsTheProviderTriedLast() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        given(providerB.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("retries=3", providerA, providerB);
+        cluster.invoke(call("notify"));
+        for (int i = 0; i < 3; i++) {
+            timer.fireRetry();
+        }
+        List<String> sentTo = events.stream().filter(e -> e.type() == RetryEvent.Type.SENT)
+                .map(RetryEvent::provider).toList();
+        assertEquals(3, sentTo.size());
+        for (int i = 1; i < sentTo.size(); i++) {
+            assertNotEquals(sentTo.get(i - 1), sentTo.get(i), "retry " + (i + 1) + " went to the same provider");
+        }
+    }
+
+    @Test
+    void backoffGrowsWithinJitterBoundsUpToTheCap() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        cluster("retries=6&failback.delay=100&failback.multiplier=3&failback.maxdelay=2000&failback.jitter=0.1",
+                providerA).invoke(call("notify"));
+        long[] base = {100, 300, 900, 2000, 2000, 2000};
+        for (int retry = 0; retry < base.length; retry++) {
+            long delay = timer.retries().get(0).delayMillis();
+            long lo = (long) (base[retry] * 0.9);
+            long hi = Math.min(2000, (long) (base[retry] * 1.1));
+            assertTrue(delay >= lo && delay <= hi, "retry " + (retry + 1) + ": " + delay + " not in [" + lo + ", "
+                    + hi + "]");
+            timer.fireRetry();
+        }
+        assertEquals(RetryEvent.Type.ABANDONED, events.get(events.size() - 1).type());
+    }
+
+    @Test
+    void retryThatTimesOutIsRescheduled() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> new AsyncRpcResult(
+                new CompletableFuture<>(), i.getArgument(0))); // the retry never answers
+        cluster("timeout=1500", providerA).invoke(call("notify"));
+        timer.fireRetry();
+        assertEquals(1, timer.attemptTimeouts().size(), "the retry is watched by the future-timeout checker");
+        assertEquals(1500, timer.attemptTimeouts().get(0).delayMillis());
+        assertTrue(timer.retries().isEmpty());
+
+        timer.attemptTimeouts().get(0).fire();
+        assertEquals(1, timer.retries().size(), "timed out retry rescheduled");
+        RetryEvent failed = events.stream().filter(e -> e.type() == RetryEvent.Type.FAILED).findFirst().orElseThrow();
+        assertTrue(((RpcException) failed.failure()).isTimeout());
+    }
+
+    @Test
+    void retryReplyCancelsItsAttemptTimeout() {
+        CompletableFuture<AppResponse> reply = new CompletableFuture<>();
+        given(providerA.invoke(any())).willThrow(TIMEOUT)
+                .willAnswer(i -> new AsyncRpcResult(reply, i.getArgument(0)));
+        cluster("", providerA).invoke(call("notify"));
+        timer.fireRetry();
+        reply.complete(new AppResponse("late but fine"));
+        assertTrue(timer.attemptTimeouts().isEmpty());
+        assertEquals(RetryEvent.Type.DELIVERED, events.get(events.size() - 1).type());
+    }
+
+    // ------------------------------------------------------------------ cap and rejection
+
+    @Test
+    void pastThePendingCapTheCallerIsTold() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("failbacktasks=2", providerA);
+        cluster.invoke(call("notify"));
+        cluster.invoke(call("notify"));
+        RpcException e = assertThrows(RpcException.class, () -> cluster.invoke(call("notify")));
+        assertEquals(RpcException.LIMIT_EXCEEDED_EXCEPTION, e.getCode());
+        assertTrue(e.getMessage().contains("2 retries already pending (failbacktasks=2)"), e.getMessage());
+        assertSame(TIMEOUT, e.getCause());
+        assertEquals(2, timer.retries().size());
+        assertEquals(RetryEvent.Type.REJECTED, events.get(events.size() - 1).type());
+    }
+
+    @Test
+    void overflowLogGivesTheEmptyResultButCountsTheRejection() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("failbacktasks=1&failback.overflow=log",
+                providerA);
+        long rejectedBefore = WheelFailback.stats().rejected();
+        cluster.invoke(call("notify"));
+        Result r = cluster.invoke(call("notify"));
+        assertNull(r.getValue());
+        assertEquals(rejectedBefore + 1, WheelFailback.stats().rejected());
+    }
+
+    @Test
+    void asyncCallerPastTheCapGetsTheRejection() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("failbacktasks=1", providerA);
+        cluster.invoke(call("notify"));
+        CompletableFuture<AppResponse> reply = new CompletableFuture<>();
+        RpcInvocation inv = call("sayHelloAsync");
+        inv.setInvokeMode(InvokeMode.FUTURE);
+        willReturn(new AsyncRpcResult(reply, inv)).given(providerA).invoke(any()); // the mock throws if called
+        AsyncRpcResult r = (AsyncRpcResult) cluster.invoke(inv);
+        reply.completeExceptionally(new org.apache.dubbo.remoting.TimeoutException(false, null, "timeout (test)"));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> r.getResponseFuture().get());
+        assertEquals(RpcException.LIMIT_EXCEEDED_EXCEPTION, ((RpcException) Failures.unwrap(e)).getCode());
+    }
+
+    @Test
+    void capFreesUpWhenRetriesEnd() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)))
+                .willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("failbacktasks=1", providerA);
+        cluster.invoke(call("notify"));
+        timer.fireRetry(); // delivered
+        assertEquals(0, cluster.pendingRetries());
+        cluster.invoke(call("notify")); // fails and is admitted again
+        assertEquals(1, cluster.pendingRetries());
+    }
+
+    // ------------------------------------------------------------------ which failures
+
+    @Test
+    void businessExceptionsAreNotRetriedByDefault() {
+        RpcInvocation inv = call("notify");
+        given(providerA.invoke(any())).willReturn(AsyncRpcResult.newDefaultAsyncResult(
+                new IllegalStateException("out of stock"), inv));
+        Result r = cluster("", providerA).invoke(inv);
+        assertTrue(r.hasException(), "the caller sees the business exception, as with Dubbo's failback");
+        assertTrue(timer.scheduled.isEmpty());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"all", "java.lang.IllegalStateException", "java.lang.RuntimeException"})
+    void businessExceptionsAreRetriedWhenRetryOnSaysSo(String retryOn) {
+        RpcInvocation inv = call("notify");
+        given(providerA.invoke(any())).willReturn(AsyncRpcResult.newDefaultAsyncResult(
+                new IllegalStateException("out of stock"), inv));
+        Result r = cluster("failback.retryon=" + retryOn, providerA).invoke(inv);
+        assertFalse(r.hasException());
+        assertEquals(1, timer.retries().size());
+    }
+
+    @Test
+    void businessExceptionOnARetryAbandonsUnlessRetryOnNamesIt() {
+        RpcInvocation inv = call("notify");
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> AsyncRpcResult.newDefaultAsyncResult(
+                new IllegalStateException("out of stock"), i.getArgument(0)));
+        cluster("", providerA).invoke(inv);
+        timer.fireRetry();
+        assertEquals(RetryEvent.Type.ABANDONED, events.get(events.size() - 1).type());
+        assertTrue(timer.retries().isEmpty());
+    }
+
+    @Test
+    void bizRpcExceptionIsNotRetried() {
+        RpcException biz = new RpcException(RpcException.BIZ_EXCEPTION, "biz (test)");
+        given(providerA.invoke(any())).willThrow(biz);
+        assertSame(biz, assertThrows(RpcException.class, () -> cluster("", providerA).invoke(call("notify"))));
+        verify(providerA, times(1)).invoke(any());
+    }
+
+    // ------------------------------------------------------------------ per-method config
+
+    @Test
+    void methodLevelKeysOverrideTheService() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster(
+                "failback.delay=1000&failback.jitter=0&notify.failback.delay=50&notify.retries=1", providerA);
+        cluster.invoke(call("notify"));
+        cluster.invoke(call("sayHello"));
+        List<Long> delays = timer.retries().stream().map(ManualTimer.Scheduled::delayMillis).toList();
+        assertEquals(List.of(50L, 1000L), delays);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "retries=-1|invalid retries=-1 for io.rpctimer.dubbo.GreetingService (expected: a whole number >= 0)",
+            "retries=two|invalid retries=two",
+            "failbacktasks=0|invalid failbacktasks=0",
+            "failback.delay=0|invalid failback.delay=0",
+            "failback.delay=soon|invalid failback.delay=soon",
+            "failback.multiplier=0.5|invalid failback.multiplier=0.5",
+            "failback.maxdelay=10&failback.delay=100|invalid failback.maxdelay=10",
+            "failback.delay=100000|invalid failback.delay=100000 for io.rpctimer.dubbo.GreetingService (expected: "
+                    + "milliseconds <= failback.maxdelay (60000))",
+            "failback.jitter=2|invalid failback.jitter=2",
+            "failback.retryon=,|invalid failback.retryon=,",
+            "failback.overflow=drop|invalid failback.overflow=drop",
+            "sayHello.failback.delay=-5|invalid sayHello.failback.delay=-5",
+    })
+    void invalidConfigFailsAtCreationNamingKeyAndValue(String params, String expected) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cluster(params, providerA));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+
+    // ------------------------------------------------------------------ listeners, store, shutdown
+
+    @Test
+    void everyFailedCallIsCountedOnceAndEndsInOneOutcome() {
+        RetryStats before = WheelFailback.stats();
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willThrow(TIMEOUT).willThrow(TIMEOUT)
+                .willAnswer(i -> ok(i.getArgument(0)));
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("retries=1", providerA);
+        cluster.invoke(call("notify")); // fails
+        timer.fireRetry(); // fails: abandoned after 1 retry
+        cluster.invoke(call("notify")); // fails
+        timer.fireRetry(); // delivered
+        RetryStats after = WheelFailback.stats();
+        assertEquals(2, after.failedCalls() - before.failedCalls());
+        assertEquals(1, after.delivered() - before.delivered());
+        assertEquals(1, after.abandoned() - before.abandoned());
+        assertEquals(after.failedCalls(), after.ended() + after.pending());
+    }
+
+    @Test
+    void listenerThatThrowsDoesNotChangeTheOutcome() {
+        RetryListener bad = e -> {
+            throw new IllegalStateException("listener bug (expected by the test)");
+        };
+        WheelFailback.addListener(bad);
+        try {
+            long errorsBefore = WheelFailback.stats().listenerErrors();
+            given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)));
+            cluster("", providerA).invoke(call("notify"));
+            timer.fireRetry();
+            assertEquals(RetryEvent.Type.DELIVERED, events.get(events.size() - 1).type());
+            assertTrue(WheelFailback.stats().listenerErrors() >= errorsBefore + 3);
+        } finally {
+            WheelFailback.removeListener(bad);
+        }
+    }
+
+    @Test
+    void shutdownHandsPendingRetriesToTheStore() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("", providerA);
+        RpcInvocation original = call("notify");
+        cluster.invoke(original);
+        cluster.invoke(call("sayHello"));
+
+        runtime.close();
+        assertEquals(2, store.size());
+        PendingRetry first = store.retries().get(0);
+        assertEquals(SERVICE, first.service());
+        assertEquals(1, first.nextAttempt());
+        assertEquals(List.of("java.lang.String"), List.of(first.parameterTypes()));
+        assertEquals("world", first.arguments()[0]);
+        assertTrue(timer.retries().isEmpty(), "their wheel timeouts are cancelled");
+        assertEquals(2, events.stream().filter(e -> e.type() == RetryEvent.Type.HANDED_OVER).count());
+        assertEquals(0, cluster.pendingRetries());
+    }
+
+    @Test
+    void retryDueAfterTheReferenceIsDestroyedIsHandedOver() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        cluster("", providerA).invoke(call("notify"));
+        given(directory.isDestroyed()).willReturn(true);
+        timer.fireRetry();
+        verify(providerA, times(1)).invoke(any());
+        assertEquals(1, store.size());
+    }
+
+    @Test
+    void storeThatThrowsStillEndsTheCallVisibly() {
+        WheelFailback.setRetryStore(r -> {
+            throw new IllegalStateException("disk full (expected by the test)");
+        });
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        cluster("", providerA).invoke(call("notify"));
+        runtime.close();
+        RetryEvent last = events.get(events.size() - 1);
+        assertEquals(RetryEvent.Type.HANDED_OVER, last.type());
+        assertEquals("disk full (expected by the test)", last.failure().getMessage());
+    }
+}
