@@ -192,6 +192,17 @@ final class TimingWheel {
     // ---------------------------------------------------------------- worker thread
 
     /**
+     * Aligns the wheel with {@code nowNanos} when the worker starts, which may be long after the wheel was created:
+     * the ticks in between had nothing filed and were never late.
+     */
+    void start(long nowNanos) {
+        long elapsed = nowNanos - originNanos;
+        if (linked == 0 && elapsed > 0) {
+            currentTick = Math.max(currentTick, elapsed / tickNanos);
+        }
+    }
+
+    /**
      * Processes every tick due at {@code nowNanos}: unlinks cancelled timeouts, files new ones, moves higher levels
      * down at their boundaries and hands due timeouts to the executor.
      *

@@ -219,6 +219,7 @@ public final class WheelTimer implements Timer {
 
     private void runWorker() {
         try {
+            wheel.start(ticker.nanoTime());
             while (state == ST_STARTED) {
                 long sleepNanos;
                 try {

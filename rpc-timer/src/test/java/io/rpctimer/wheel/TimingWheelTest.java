@@ -325,6 +325,17 @@ class TimingWheelTest {
     }
 
     @Test
+    void lateStartIsNotCountedAsTickLag() {
+        ticker.advance(5, TimeUnit.SECONDS); // the worker starts long after the wheel was created
+        wheel.start(ticker.nanoTime());
+        AtomicInteger runs = new AtomicInteger();
+        wheel.schedule(counting(runs), 10, TimeUnit.MILLISECONDS);
+        advanceMillis(TICK_MS);
+        assertEquals(0, wheel.stats().maxTickLagNanos());
+        assertEquals(1, executor.runAll());
+    }
+
+    @Test
     void advanceReturnsTimeUntilNextTick() {
         ticker.advance(4, TimeUnit.MILLISECONDS);
         assertEquals(TimeUnit.MILLISECONDS.toNanos(6), wheel.advance(ticker.nanoTime()));

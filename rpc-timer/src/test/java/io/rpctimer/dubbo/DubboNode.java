@@ -1,0 +1,82 @@
+package io.rpctimer.dubbo;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.util.Map;
+import org.apache.dubbo.config.ApplicationConfig;
+import org.apache.dubbo.config.ProtocolConfig;
+import org.apache.dubbo.config.ReferenceConfig;
+import org.apache.dubbo.config.RegistryConfig;
+import org.apache.dubbo.config.ServiceConfig;
+import org.apache.dubbo.config.bootstrap.DubboBootstrap;
+import org.apache.dubbo.rpc.model.ApplicationModel;
+import org.apache.dubbo.rpc.model.FrameworkModel;
+
+/**
+ * One Dubbo "process" in the test JVM: its own FrameworkModel and application, on 127.0.0.1, with the settings
+ * that keep start and stop fast (no QoS, interface-level registration, short provider shutdown wait).
+ */
+final class DubboNode implements AutoCloseable {
+
+    static {
+        Loopback.force();
+    }
+
+    private final FrameworkModel framework = new FrameworkModel();
+    private final ApplicationModel app = framework.defaultApplication();
+    private final DubboBootstrap bootstrap = DubboBootstrap.getInstance(app);
+    final int port;
+
+    private DubboNode(String name, int port) {
+        this.port = port;
+        app.modelEnvironment().updateAppConfigMap(Map.of(
+                "dubbo.application.migration.step", "FORCE_INTERFACE",
+                "dubbo.service.shutdown.wait", "300"));
+        ApplicationConfig ac = new ApplicationConfig(name);
+        ac.setQosEnable(false);
+        ac.setRegisterMode("interface");
+        ac.setMetadataType("local");
+        ac.setEnableFileCache(false);
+        bootstrap.application(ac).registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE));
+    }
+
+    static DubboNode provider(String name, GreetingService impl) {
+        DubboNode n = new DubboNode(name, freePort());
+        ProtocolConfig pc = new ProtocolConfig("dubbo", n.port);
+        pc.setHost("127.0.0.1");
+        ServiceConfig<GreetingService> sc = new ServiceConfig<>();
+        sc.setInterface(GreetingService.class);
+        sc.setRef(impl);
+        n.bootstrap.protocol(pc).service(sc).start();
+        return n;
+    }
+
+    /** A consumer whose reference goes straight to {@code providers} (two or more, so the cluster applies). */
+    static DubboNode consumer(String name, ReferenceConfig<GreetingService> reference, DubboNode... providers) {
+        StringBuilder urls = new StringBuilder();
+        for (DubboNode p : providers) {
+            urls.append(urls.length() == 0 ? "" : ";").append("dubbo://127.0.0.1:").append(p.port);
+        }
+        reference.setInterface(GreetingService.class);
+        reference.setUrl(urls.toString());
+        reference.setCheck(false);
+        DubboNode n = new DubboNode(name, -1);
+        n.bootstrap.reference(reference).start();
+        return n;
+    }
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        bootstrap.stop();
+        framework.destroy();
+    }
+}

@@ -1,0 +1,227 @@
+package io.rpctimer.dubbo;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rpctimer.retry.InMemoryRetryStore;
+import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.RetryListener;
+import io.rpctimer.retry.RetryStore;
+import io.rpctimer.wheel.TimerStats;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.dubbo.config.ReferenceConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The plugin over real Dubbo RPC on 127.0.0.1: two providers reached by direct URLs, one consumer on
+ * {@code cluster="wheelfailback"}.
+ */
+@org.junit.jupiter.api.Timeout(120)
+class WheelFailbackIT {
+
+    private static final int TIMEOUT_MS = 200;
+
+    private final ScriptedGreetingService s1 = new ScriptedGreetingService("p1");
+    private final ScriptedGreetingService s2 = new ScriptedGreetingService("p2");
+    private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+    private final RetryListener listener = events::add;
+    private final InMemoryRetryStore store = new InMemoryRetryStore();
+    private RetryStore previousStore;
+    private DubboNode p1;
+    private DubboNode p2;
+    private DubboNode consumer;
+
+    @BeforeEach
+    void start() {
+        p1 = DubboNode.provider("p1", s1);
+        p2 = DubboNode.provider("p2", s2);
+        WheelFailback.addListener(listener);
+        previousStore = WheelFailback.retryStore();
+        WheelFailback.setRetryStore(store);
+    }
+
+    @AfterEach
+    void stop() {
+        s1.releaseHung();
+        s2.releaseHung();
+        if (consumer != null) {
+            consumer.close();
+        }
+        p1.close();
+        p2.close();
+        WheelFailback.removeListener(listener);
+        WheelFailback.setRetryStore(previousStore);
+    }
+
+    private GreetingService connect(Map<String, String> params) {
+        return connect(params, TIMEOUT_MS);
+    }
+
+    private GreetingService connect(Map<String, String> params, int timeoutMs) {
+        ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setCluster(WheelFailbackCluster.NAME);
+        ref.setTimeout(timeoutMs);
+        ref.setParameters(new HashMap<>(params));
+        consumer = DubboNode.consumer("consumer", ref, p1, p2);
+        return ref.get();
+    }
+
+    private List<RetryEvent> of(RetryEvent.Type type) {
+        return events.stream().filter(e -> e.type() == type).toList();
+    }
+
+    @Test
+    void syncCallerGetsTheEmptyResultAndTheRetryIsDelivered() {
+        s1.mode = ScriptedGreetingService.Mode.HANG;
+        s2.mode = ScriptedGreetingService.Mode.HANG;
+        GreetingService svc = connect(Map.of("failback.delay", "300", "failback.jitter", "0"));
+
+        long t0 = System.nanoTime();
+        assertNull(svc.notify("order-1"), "failback: the caller gets the empty result");
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(tookMs >= TIMEOUT_MS && tookMs < 2_000, "returned after " + tookMs + " ms");
+
+        s1.releaseHung();
+        s2.releaseHung();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !of(RetryEvent.Type.DELIVERED).isEmpty());
+        RetryEvent delivered = of(RetryEvent.Type.DELIVERED).get(0);
+        assertEquals(1, delivered.attempt());
+        List<ScriptedGreetingService.Served> served = new ArrayList<>(s1.served);
+        served.addAll(s2.served);
+        assertTrue(served.stream().anyMatch(s -> s.answered() && "1".equals(s.attempt())
+                && delivered.retryId().equals(s.retryId())), "provider saw retry.id + retry.attempt: " + served);
+    }
+
+    @Test
+    void asyncCallerGetsFailbackToo() throws Exception {
+        s1.mode = ScriptedGreetingService.Mode.HANG;
+        s2.mode = ScriptedGreetingService.Mode.HANG;
+        GreetingService svc = connect(Map.of("failback.delay", "300", "failback.jitter", "0"));
+
+        CompletableFuture<String> reply = svc.sayHelloAsync("async");
+        assertNull(reply.get(5, TimeUnit.SECONDS), "the future completes with the empty result, not the failure");
+        s1.releaseHung();
+        s2.releaseHung();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !of(RetryEvent.Type.DELIVERED).isEmpty());
+    }
+
+    /**
+     * One provider hangs far longer than the timeout on every call. Calls that land on it fail back, and their
+     * retries go to the other provider and are delivered while the hung calls still hang: no retry waits behind
+     * another, and the wheel's worker stays on time.
+     */
+    @Test
+    void hangingProviderStallsNoOtherRetryAndTheWheelStaysOnTime() throws Exception {
+        s1.mode = ScriptedGreetingService.Mode.HANG;
+        s1.hangMillis = 10_000;
+        GreetingService svc = connect(Map.of("failback.delay", "100", "retries", "3"));
+        int calls = 40;
+        AtomicInteger failedBack = new AtomicInteger();
+        ExecutorService callers = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int i = 0; i < calls; i++) {
+                int n = i;
+                done.add(callers.submit(() -> {
+                    if (svc.notify("event-" + n) == null) {
+                        failedBack.incrementAndGet();
+                    }
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            callers.shutdownNow();
+        }
+        assertTrue(failedBack.get() > 0, "random load balancing never picked the hanging provider");
+        long t0 = System.nanoTime();
+        await().atMost(Duration.ofSeconds(8)).until(() -> of(RetryEvent.Type.DELIVERED).size() == failedBack.get());
+        assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 8_000, "retries waited for the hang");
+        assertTrue(of(RetryEvent.Type.DELIVERED).stream().allMatch(e -> e.provider().endsWith(":" + p2.port)),
+                "every retry avoided the hanging provider");
+        TimerStats wheel = WheelFailback.wheelStats().orElseThrow();
+        assertTrue(wheel.maxTickLagNanos() < TimeUnit.MILLISECONDS.toNanos(50),
+                "worst tick lag " + TimeUnit.NANOSECONDS.toMillis(wheel.maxTickLagNanos()) + " ms");
+    }
+
+    @Test
+    void shutdownHandsPendingRetriesToTheStore() {
+        s1.mode = ScriptedGreetingService.Mode.HANG;
+        s2.mode = ScriptedGreetingService.Mode.HANG;
+        GreetingService svc = connect(Map.of("failback.delay", "60000"));
+        for (int i = 0; i < 3; i++) {
+            assertNull(svc.notify("pending-" + i));
+        }
+        assertEquals(3, of(RetryEvent.Type.SCHEDULED).size());
+
+        consumer.close();
+        consumer = null;
+        assertEquals(3, store.size());
+        assertEquals(3, of(RetryEvent.Type.HANDED_OVER).size());
+        assertEquals(List.of("pending-0", "pending-1", "pending-2"),
+                store.retries().stream().map(r -> (String) r.arguments()[0]).sorted().toList());
+    }
+
+    /** One wheel timeout per call, each cancelled by the reply: 100,000 calls leave nothing on the wheel. */
+    @Test
+    void timeoutCheckLeavesNothingPendingAfter100000Calls() throws Exception {
+        GreetingService svc = connect(Map.of(TimeoutCheckFilter.KEY, "true"), 30_000);
+        svc.sayHello("warm-up");
+        // stats are published once per tick: let the warm-up's cancel land before taking the baseline
+        await().atMost(Duration.ofSeconds(5)).until(() -> WheelFailback.wheelStats().orElseThrow()
+                .pendingTimeouts() == 0);
+        TimerStats before = WheelFailback.wheelStats().orElseThrow();
+        int calls = 100_000;
+        Semaphore inFlight = new Semaphore(256);
+        AtomicInteger ok = new AtomicInteger();
+        for (int i = 0; i < calls; i++) {
+            if (!inFlight.tryAcquire(10, TimeUnit.SECONDS)) {
+                throw new AssertionError("calls stopped completing at " + i);
+            }
+            svc.sayHelloAsync("n").whenComplete((r, e) -> {
+                if (e == null) {
+                    ok.incrementAndGet();
+                }
+                inFlight.release();
+            });
+        }
+        assertTrue(inFlight.tryAcquire(256, 30, TimeUnit.SECONDS));
+        assertEquals(calls, ok.get());
+        // a reply already there when the filter looks needs no timeout; every other call got one, now cancelled
+        await().atMost(Duration.ofSeconds(10)).until(() -> WheelFailback.wheelStats().orElseThrow()
+                .pendingTimeouts() == 0);
+        TimerStats after = WheelFailback.wheelStats().orElseThrow();
+        long scheduled = after.scheduledTimeouts() - before.scheduledTimeouts();
+        assertTrue(scheduled > calls * 9L / 10, "only " + scheduled + " of " + calls + " calls were watched");
+        assertEquals(scheduled, after.cancelledTimeouts() - before.cancelledTimeouts());
+        assertEquals(0, after.expiredTimeouts() - before.expiredTimeouts());
+    }
+
+    @Test
+    void invalidConfigFailsReferenceCreationNamingKeyAndValue() {
+        Throwable e = assertThrows(Throwable.class, () -> connect(Map.of("failback.delay", "soon")));
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        assertTrue(messages.toString().contains("invalid failback.delay=soon"), messages.toString());
+    }
+}
