@@ -37,4 +37,9 @@ public final class InMemoryRetryStore implements RetryStore {
         }
         return out;
     }
+
+    @Override
+    public String toString() {
+        return "InMemoryRetryStore(" + retries.size() + " held)";
+    }
 }
