@@ -37,7 +37,9 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * exception named by {@code failback.retryon} — the caller gets the empty result at once and a
  * {@link RetryTimerTask} goes on the shared wheel. Each retry lists the providers afresh, avoids the provider tried
  * last when there is another, goes out asynchronously with the {@code retry.id} and {@code retry.attempt}
- * attachments, and is timed out by the future-timeout checker. Past the pending cap ({@code failbacktasks}) the
+ * attachments, and is timed out by the future-timeout checker. The {@code retry.id} is generated, unless the caller
+ * set one as a client attachment ({@code RpcContext.getClientAttachment().setAttachment("retry.id", key)}), e.g. a
+ * business idempotency key. Past the pending cap ({@code failbacktasks}) the
  * call is {@code REJECTED}: the caller gets an {@link RpcException} unless {@code failback.overflow=log}.
  *
  * <p><b>Threading:</b> thread-safe, as every Dubbo invoker.
@@ -67,7 +69,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     @Override
     public Result invoke(Invocation invocation) throws RpcException {
         checkWhetherDestroyed();
-        invocation.setAttachment(WheelFailback.RETRY_ID, JVM_ID + "-" + CALL_IDS.incrementAndGet());
+        if (invocation.getAttachment(WheelFailback.RETRY_ID) == null) { // a caller's own id (e.g. a business key) wins
+            invocation.setAttachment(WheelFailback.RETRY_ID, JVM_ID + "-" + CALL_IDS.incrementAndGet());
+        }
         invocation.setAttachment(WheelFailback.RETRY_ATTEMPT, "0");
         List<Invoker<T>> invokers;
         try {

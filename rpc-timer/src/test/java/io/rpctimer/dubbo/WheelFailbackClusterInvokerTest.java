@@ -212,6 +212,16 @@ class WheelFailbackClusterInvokerTest {
     }
 
     @Test
+    void callerSuppliedRetryIdIsKept() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)));
+        RpcInvocation original = call("notify");
+        original.setAttachment(WheelFailback.RETRY_ID, "order-42");
+        cluster("", providerA).invoke(original);
+        timer.fireRetry();
+        assertEquals("order-42", events.get(events.size() - 1).retryId());
+    }
+
+    @Test
     void budgetIsSpentThenAbandoned() {
         given(providerA.invoke(any())).willThrow(TIMEOUT);
         WheelFailbackClusterInvoker<GreetingService> cluster = cluster("retries=2", providerA);

@@ -110,6 +110,22 @@ class WheelFailbackIT {
     }
 
     @Test
+    void callerSuppliedRetryIdReachesTheListenerAndTheProvider() {
+        s1.mode = ScriptedGreetingService.Mode.HANG;
+        s2.mode = ScriptedGreetingService.Mode.HANG;
+        GreetingService svc = connect(Map.of("failback.delay", "300"));
+        org.apache.dubbo.rpc.RpcContext.getClientAttachment().setAttachment(WheelFailback.RETRY_ID, "order-42");
+        assertNull(svc.notify("order-42"));
+        s1.releaseHung();
+        s2.releaseHung();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !of(RetryEvent.Type.DELIVERED).isEmpty());
+        assertEquals("order-42", of(RetryEvent.Type.DELIVERED).get(0).retryId());
+        List<ScriptedGreetingService.Served> served = new ArrayList<>(s1.served);
+        served.addAll(s2.served);
+        assertTrue(served.stream().allMatch(s -> "order-42".equals(s.retryId())), served.toString());
+    }
+
+    @Test
     void asyncCallerGetsFailbackToo() throws Exception {
         s1.mode = ScriptedGreetingService.Mode.HANG;
         s2.mode = ScriptedGreetingService.Mode.HANG;
