@@ -103,12 +103,24 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             }
             return failBack(invocation, consumerUrl, invoker, e);
         }
-        if (result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
-            // async caller: a failure shows when the future completes; swap in a future that fails back
-            String provider = address(invoker);
-            async.setResponseFuture(async.getResponseFuture().handle(
-                    (response, failure) -> onFirstReply(invocation, consumerUrl, provider, response, failure)));
-            return result;
+        if (result instanceof AsyncRpcResult async) {
+            CompletableFuture<AppResponse> reply = async.getResponseFuture();
+            if (!reply.isDone()) {
+                // async caller: a failure shows when the future completes; swap in a future that fails back
+                String provider = address(invoker);
+                async.setResponseFuture(reply.handle(
+                        (response, failure) -> onFirstReply(invocation, consumerUrl, provider, response, failure)));
+                return result;
+            }
+            if (reply.isCompletedExceptionally()) {
+                // e.g. an RpcException thrown by the provider's method, rethrown by Dubbo's RpcExceptionFilter:
+                // here result.hasException() would itself throw
+                Throwable failure = Failures.unwrap(reply.handle((r, t) -> t).join());
+                if (!policy(invocation).retries(failure, true)) {
+                    return result;
+                }
+                return failBack(invocation, consumerUrl, invoker, failure);
+            }
         }
         if (result.hasException() && policy(invocation).retries(result.getException(),
                 Failures.isRpcFailure(result.getException()))) {
@@ -199,7 +211,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             call.sent(provider);
             Result result = invokeWithContextAsync(target, inv, call.consumerUrl());
             String sentTo = provider;
-            if (result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
+            if (result instanceof AsyncRpcResult async) {
                 CompletableFuture<AppResponse> reply = async.getResponseFuture();
                 long timeoutMillis = RpcUtils.getTimeout(getUrl(), inv.getMethodName(),
                         RpcContext.getClientAttachment(), inv, CommonConstants.DEFAULT_TIMEOUT);

@@ -161,6 +161,31 @@ class WheelFailbackClusterInvokerTest {
         assertEquals(1, timer.retries().size());
     }
 
+    /** What Dubbo hands the cluster when a provider's method throws an RpcException: a done, failed future. */
+    @Test
+    void doneButFailedResultFailsBack() {
+        RpcInvocation inv = call("notify");
+        CompletableFuture<AppResponse> failed = new CompletableFuture<>();
+        failed.completeExceptionally(new RpcException(RpcException.NETWORK_EXCEPTION, "from the provider (test)"));
+        given(providerA.invoke(any())).willReturn(new AsyncRpcResult(failed, inv));
+        Result r = cluster("", providerA).invoke(inv);
+        assertNull(r.getValue());
+        assertEquals(1, timer.retries().size());
+    }
+
+    @Test
+    void doneButFailedRetryIsRescheduled() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> {
+            CompletableFuture<AppResponse> failed = new CompletableFuture<>();
+            failed.completeExceptionally(new RpcException(RpcException.NETWORK_EXCEPTION, "from the provider (test)"));
+            return new AsyncRpcResult(failed, i.getArgument(0));
+        });
+        cluster("", providerA).invoke(call("notify"));
+        timer.fireRetry();
+        assertEquals(1, timer.retries().size());
+        assertEquals(RetryEvent.Type.FAILED, events.get(events.size() - 2).type());
+    }
+
     @Test
     void noProviderAtFirstCallIsRetriedInsteadOfThrown() {
         WheelFailbackClusterInvoker<GreetingService> cluster = cluster("");
