@@ -1,6 +1,8 @@
 package io.rpctimer.wheel;
 
 import java.lang.System.Logger.Level;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -10,6 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import org.jctools.queues.MpscUnboundedXaddArrayQueue;
 
 /**
@@ -56,6 +59,19 @@ final class TimingWheel {
     /** Pending count kept only when {@code maxPendingTimeouts > 0}: producers add, the worker subtracts. */
     private final AtomicLong pendingLimitCount;
 
+    /** Worker naps after this many idle advances in a row. */
+    static final int IDLE_ADVANCES_BEFORE_NAP = 4;
+
+    private static final VarHandle NAPPING;
+
+    static {
+        try {
+            NAPPING = MethodHandles.lookup().findVarHandle(TimingWheel.class, "napping", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     // Producer → worker hand-offs: many producers, one consumer (the worker).
     private final MpscUnboundedXaddArrayQueue<WheelTimeout> newTimeouts =
             new MpscUnboundedXaddArrayQueue<>(QUEUE_CHUNK_SIZE, QUEUE_POOLED_CHUNKS);
@@ -81,6 +97,16 @@ final class TimingWheel {
     private long pendingToRelease;
     /** Nodes touched by ticks (expired or moved down a level): what the "a tick costs what expires" tests count. */
     private long nodesVisited;
+    /** One bit per non-empty bucket, per level: where the next work is, without walking buckets. */
+    private final long[][] occupied;
+    /** Set when the worker naps: no tick up to this one has anything to do, so a nap is not lag. */
+    private long quietUntilTick;
+    /** Consecutive advances in which nothing arrived, was cancelled or fell due. */
+    private int idleAdvances;
+    private boolean active;
+
+    /** The worker thread while it naps past the next tick; producers with new work unpark it. */
+    private volatile Thread napping;
 
     /** Written by the worker once per advance, read by anyone. */
     private volatile TimerStats published = new TimerStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -107,6 +133,7 @@ final class TimingWheel {
         // The top level's window, wheelSize^(maxLevel + 1) ticks, spans every representable deadline.
         this.maxLevel = (63 + bits - 1) / bits - 1;
         this.levels = new WheelTimeout[maxLevel + 1][];
+        this.occupied = new long[maxLevel + 1][];
         this.executor = executor;
         this.maxPendingTimeouts = maxPendingTimeouts;
         this.pendingLimitCount = maxPendingTimeouts > 0 ? new AtomicLong() : null;
@@ -141,7 +168,19 @@ final class TimingWheel {
         }
         WheelTimeout timeout = new WheelTimeout(this, task, deadline);
         newTimeouts.offer(timeout);
+        wakeIfNapping();
         return timeout;
+    }
+
+    /**
+     * After a producer's offer: the worker may be napping past the next tick, so wake it. Together with the worker
+     * re-checking the queues after it publishes {@link #napping}, no offer is left unseen for more than a tick.
+     */
+    private void wakeIfNapping() {
+        Thread worker = napping;
+        if (worker != null && NAPPING.compareAndSet(this, worker, null)) {
+            LockSupport.unpark(worker);
+        }
     }
 
     private void reservePending() {
@@ -157,6 +196,7 @@ final class TimingWheel {
     /** Called by {@link WheelTimeout#cancel()} after a successful CAS from {@code SCHEDULED}. */
     void unlinkLater(WheelTimeout timeout) {
         cancelledTimeouts.offer(timeout);
+        wakeIfNapping();
     }
 
     /** Runs on an executor thread. */
@@ -211,14 +251,19 @@ final class TimingWheel {
      */
     long advance(long nowNanos) {
         long elapsed = nowNanos - originNanos;
+        long lastTick = elapsed / tickNanos;
+        if (quietUntilTick > currentTick) { // after a nap: the ticks up to quietUntilTick had nothing to do
+            currentTick = Math.max(currentTick, Math.min(quietUntilTick, lastTick - 1));
+        }
+        quietUntilTick = 0;
         long nextTickAt = (currentTick + 1) * tickNanos;
         if (elapsed < nextTickAt) {
             return nextTickAt - elapsed;
         }
-        long lastTick = elapsed / tickNanos;
         lastTickLagNanos = elapsed - nextTickAt;
         maxTickLagNanos = Math.max(maxTickLagNanos, lastTickLagNanos);
 
+        active = !deferred.isEmpty();
         retryDeferred();
         unlinkCancelled();
         if (linked == 0) {
@@ -230,8 +275,89 @@ final class TimingWheel {
             ticks++;
             processTick(currentTick);
         }
+        idleAdvances = active ? 0 : idleAdvances + 1;
         publish();
         return (currentTick + 1) * tickNanos - elapsed;
+    }
+
+    /**
+     * How long the worker may sleep after an {@link #advance}: until the next tick, or — once the wheel has been
+     * idle for a few ticks and no work is queued — until the next tick that has something to do, at most
+     * {@code maxNapNanos}. A worker that naps is registered in {@link #napping}, so that a producer's offer wakes
+     * it; call {@link #awake()} when it wakes.
+     *
+     * @param nowNanos    the reading passed to the last advance
+     * @param maxNapNanos the longest nap, in nanoseconds
+     * @return the nanoseconds to park
+     */
+    long sleepNanos(long nowNanos, long maxNapNanos) {
+        long elapsed = nowNanos - originNanos;
+        long untilNextTick = (currentTick + 1) * tickNanos - elapsed;
+        if (idleAdvances < IDLE_ADVANCES_BEFORE_NAP || !deferred.isEmpty()) {
+            return untilNextTick;
+        }
+        long wakeTick = Math.min(nextEventTick(), currentTick + Math.max(1, maxNapNanos / tickNanos));
+        if (wakeTick <= currentTick + 1) {
+            return untilNextTick;
+        }
+        napping = Thread.currentThread();
+        if (!newTimeouts.isEmpty() || !cancelledTimeouts.isEmpty()) { // an offer raced the flag: no nap
+            napping = null;
+            return untilNextTick;
+        }
+        quietUntilTick = wakeTick - 1;
+        return wakeTick * tickNanos - elapsed;
+    }
+
+    /** The worker woke up. */
+    void awake() {
+        napping = null;
+    }
+
+    /**
+     * The first tick after the current one at which something is filed to happen: a level-0 bucket to expire or a
+     * higher-level bucket to move down; {@code Long.MAX_VALUE} if none.
+     */
+    long nextEventTick() {
+        long best = Long.MAX_VALUE;
+        long[] level0 = occupied[0];
+        if (level0 != null) {
+            int offset = firstSetBit(level0, (int) ((currentTick + 1) & mask));
+            if (offset >= 0) {
+                best = currentTick + 1 + offset;
+            }
+        }
+        for (int level = 1; level <= maxLevel; level++) {
+            if (occupied[level] == null) {
+                continue;
+            }
+            int shift = level * bits;
+            long boundary = ((currentTick >>> shift) + 1) << shift;
+            int offset = firstSetBit(occupied[level], (int) ((boundary >>> shift) & mask));
+            if (offset >= 0) {
+                best = Math.min(best, boundary + ((long) offset << shift));
+            }
+        }
+        return best;
+    }
+
+    /** @return how many buckets after {@code from} (circularly) the first set bit is, or -1 if none is set */
+    private int firstSetBit(long[] bitmap, int from) {
+        int size = mask + 1;
+        for (int scanned = 0; scanned < size; ) {
+            int index = (from + scanned) & mask;
+            int inWord = index & 63;
+            int span = Math.min(64 - inWord, size - index); // up to the word's end or the wheel's end, then wrap
+            long word = bitmap[index >>> 6] >>> inWord;
+            if (span < 64) {
+                word &= (1L << span) - 1;
+            }
+            if (word != 0) {
+                return scanned + Long.numberOfTrailingZeros(word);
+            }
+            scanned += span;
+        }
+        return -1;
     }
 
     private void processTick(long tick) {
@@ -268,6 +394,7 @@ final class TimingWheel {
         WheelTimeout head = levels[level][index];
         if (head != null) {
             levels[level][index] = null;
+            occupied[level][index >>> 6] &= ~(1L << index);
             for (WheelTimeout t = head; t != null; t = t.next) {
                 t.prev = null;
                 linked--;
@@ -283,6 +410,7 @@ final class TimingWheel {
                 return;
             }
             scheduled++;
+            active = true;
             if (t.compareAndSetState(WheelTimeout.ST_NEW, WheelTimeout.ST_SCHEDULED)) {
                 file(t);
             } else {
@@ -301,6 +429,7 @@ final class TimingWheel {
             unlink(t);
             cancelled++;
             pendingToRelease++;
+            active = true;
         }
     }
 
@@ -315,12 +444,15 @@ final class TimingWheel {
         WheelTimeout[] buckets = levels[level];
         if (buckets == null) {
             buckets = levels[level] = new WheelTimeout[mask + 1];
+            occupied[level] = new long[Math.max(1, (mask + 1) >>> 6)];
         }
         int index = (int) ((deadlineTick >>> (level * bits)) & mask);
         WheelTimeout head = buckets[index];
         t.next = head;
         if (head != null) {
             head.prev = t;
+        } else {
+            occupied[level][index >>> 6] |= 1L << index;
         }
         buckets[index] = t;
         linked++;
@@ -371,6 +503,9 @@ final class TimingWheel {
                 int index = (int) ((deadlineTick >>> (level * bits)) & mask);
                 if (buckets[index] == t) {
                     buckets[index] = t.next;
+                    if (t.next == null) {
+                        occupied[level][index >>> 6] &= ~(1L << index);
+                    }
                     return true;
                 }
             }
@@ -381,6 +516,7 @@ final class TimingWheel {
     private void expire(WheelTimeout t) {
         if (t.compareAndSetState(WheelTimeout.ST_SCHEDULED, WheelTimeout.ST_EXPIRED)) {
             expired++;
+            active = true;
             pendingToRelease++;
             handOff(t);
         }
@@ -472,6 +608,11 @@ final class TimingWheel {
     /** Worker thread only (tests). */
     long nodesVisited() {
         return nodesVisited;
+    }
+
+    /** @return whether the worker is napping past the next tick (tests) */
+    boolean isNapping() {
+        return napping != null;
     }
 
     /** Worker thread only (tests): timeouts linked in buckets. */

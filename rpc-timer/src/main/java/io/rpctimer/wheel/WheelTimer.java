@@ -34,6 +34,9 @@ import java.util.concurrent.locks.LockSupport;
  * tick at or after its deadline: never early, up to one tick late, plus the worker's wake-up lag. Timeouts due in
  * the same tick run in no particular order.
  *
+ * <p>An idle worker does not tick: once nothing has arrived or fallen due for a few ticks, it sleeps until the next
+ * tick that has work (at most 1 s), and a new timeout or a cancellation wakes it.
+ *
  * <h3>Wheel size and far-future timeouts</h3>
  * Each level of the wheel has {@link Builder#ticksPerWheel} buckets (default 512, rounded up to a power of two).
  * Timeouts beyond one level's span sit in coarser levels and move down as time approaches, so the cost of a tick
@@ -58,6 +61,8 @@ public final class WheelTimer implements Timer {
 
     private static final System.Logger LOG = System.getLogger(WheelTimer.class.getName());
     private static final long MIN_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The longest an idle worker sleeps when nothing is due sooner (1 s). */
+    private static final long MAX_NAP_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final int MAX_TICKS_PER_WHEEL = 1 << 30;
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     private static final AtomicBoolean WARNED_TOO_MANY = new AtomicBoolean();
@@ -137,6 +142,9 @@ public final class WheelTimer implements Timer {
 
     private void startWorker() {
         try {
+            if (ownedExecutor instanceof ThreadPoolExecutor pool) {
+                pool.prestartAllCoreThreads(); // so the first due tasks do not wait for thread creation
+            }
             worker.start();
         } catch (Throwable t) {
             state = ST_STOPPED;
@@ -207,6 +215,11 @@ public final class WheelTimer implements Timer {
         return wheel.tickNanos;
     }
 
+    /** @return whether the worker is napping past the next tick because nothing is due (tests) */
+    boolean isNapping() {
+        return wheel.isNapping();
+    }
+
     /** @return how many timers are alive (created and not stopped) in this JVM */
     static int aliveInstances() {
         return INSTANCES.get();
@@ -223,7 +236,9 @@ public final class WheelTimer implements Timer {
             while (state == ST_STARTED) {
                 long sleepNanos;
                 try {
-                    sleepNanos = wheel.advance(ticker.nanoTime());
+                    long now = ticker.nanoTime();
+                    wheel.advance(now);
+                    sleepNanos = wheel.sleepNanos(now, MAX_NAP_NANOS);
                 } catch (Throwable t) {
                     LOG.log(Level.ERROR, "wheel worker caught an unexpected error; it goes on", t);
                     sleepNanos = wheel.tickNanos;
@@ -232,6 +247,7 @@ public final class WheelTimer implements Timer {
                     break;
                 }
                 LockSupport.parkNanos(this, sleepNanos);
+                wheel.awake();
                 Thread.interrupted(); // an interrupt must not turn parkNanos into a busy loop
             }
         } finally {

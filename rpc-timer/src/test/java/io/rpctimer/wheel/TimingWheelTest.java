@@ -221,6 +221,9 @@ class TimingWheelTest {
                 dueTickMs.put(wheel.schedule(x -> { }, delayMs, TimeUnit.MILLISECONDS),
                         Math.max(deadlineTickMs, nextTickMs));
             }
+            // the worker's nap decision; the next advance may come before the nap ends (a producer woke it) or after
+            wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+            wheel.awake();
             long step = random.nextInt(10) == 0 ? random.nextInt(5_000) : random.nextInt(30);
             nowMs += step;
             advanceMillis(step);
@@ -236,6 +239,77 @@ class TimingWheelTest {
             }
         }
         assertEquals(expiredSoFar, wheel.stats().expiredTimeouts());
+    }
+
+    /** The next tick with work, from the occupancy bitmaps, is the first tick at which a bucket is touched. */
+    @ParameterizedTest
+    @ValueSource(ints = {2, 4, 64, 512})
+    void nextEventTickIsTheFirstTickThatTouchesABucket(int wheelSize) {
+        wheel = newWheel(wheelSize, -1);
+        Random random = new Random(7 * wheelSize);
+        for (int round = 0; round < 300; round++) {
+            for (int i = random.nextInt(4); i > 0; i--) {
+                wheel.schedule(x -> { }, random.nextInt(4) == 0 ? random.nextInt(300_000) : random.nextInt(3_000),
+                        TimeUnit.MILLISECONDS);
+            }
+            advanceMillis(TICK_MS); // file them
+            executor.queued.clear();
+            long next = wheel.nextEventTick();
+            if (next == Long.MAX_VALUE) {
+                continue;
+            }
+            long distance = next - wheel.currentTick();
+            if (distance > 2_000) {
+                continue; // too far to walk tick by tick
+            }
+            long visited = wheel.nodesVisited();
+            for (long step = 1; step < distance; step++) {
+                advanceMillis(TICK_MS);
+                assertEquals(visited, wheel.nodesVisited(), "a bucket was touched before tick " + next);
+            }
+            advanceMillis(TICK_MS);
+            assertTrue(wheel.nodesVisited() > visited, "nothing happened at the predicted tick " + next);
+            executor.queued.clear();
+        }
+    }
+
+    @Test
+    void idleWheelNapsUntilTheNextEventAndANapIsNotLag() {
+        wheel.schedule(x -> { }, 3_000, TimeUnit.MILLISECONDS); // one timeout, 300 ticks ahead
+        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
+            advanceMillis(TICK_MS);
+        }
+        long napNanos = wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(10));
+        assertTrue(wheel.isNapping());
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(3_000) - TimeUnit.MILLISECONDS.toNanos(TICK_MS * 5), napNanos,
+                "naps until the tick the timeout is due");
+        ticker.advance(napNanos, TimeUnit.NANOSECONDS);
+        wheel.awake();
+        wheel.advance(ticker.nanoTime());
+        assertEquals(1, executor.runAll());
+        assertEquals(0, wheel.stats().lastTickLagNanos(), "the skipped ticks were not late");
+    }
+
+    @Test
+    void newWorkWakesANappingWorker() {
+        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
+            advanceMillis(TICK_MS);
+        }
+        wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+        assertTrue(wheel.isNapping());
+        wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
+        assertFalse(wheel.isNapping(), "the producer's offer woke the worker");
+    }
+
+    @Test
+    void queuedWorkPreventsANap() {
+        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
+            advanceMillis(TICK_MS);
+        }
+        wheel.schedule(x -> { }, 1, TimeUnit.HOURS); // queued, not yet seen by the worker
+        long sleep = wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+        assertFalse(wheel.isNapping());
+        assertTrue(sleep <= TimeUnit.MILLISECONDS.toNanos(TICK_MS));
     }
 
     @Test

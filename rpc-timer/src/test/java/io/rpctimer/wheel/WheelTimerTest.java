@@ -67,6 +67,25 @@ class WheelTimerTest {
     }
 
     @Test
+    void nappingWorkerIsWokenByANewTimeout() throws Exception {
+        timer.newTimeout(t -> { }, 1, TimeUnit.HOURS);
+        await().atMost(Duration.ofSeconds(5)).until(timer::isNapping);
+        CountDownLatch ran = new CountDownLatch(1);
+        timer.newTimeout(t -> ran.countDown(), 20, TimeUnit.MILLISECONDS);
+        assertFalse(timer.isNapping(), "newTimeout woke the worker");
+        assertTrue(ran.await(5, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void nappingWorkerIsWokenByACancel() {
+        Timeout far = timer.newTimeout(t -> { }, 1, TimeUnit.HOURS);
+        await().atMost(Duration.ofSeconds(5)).until(timer::isNapping);
+        assertTrue(far.cancel());
+        assertFalse(timer.isNapping(), "cancel woke the worker");
+        await().atMost(Duration.ofSeconds(5)).until(() -> timer.stats().cancelledTimeouts() == 1);
+    }
+
+    @Test
     void workerStartsLazilyOnFirstTimeout() {
         assertFalse(workerThreadAlive(), "worker started before any newTimeout");
         timer.newTimeout(t -> { }, 1, TimeUnit.HOURS);
