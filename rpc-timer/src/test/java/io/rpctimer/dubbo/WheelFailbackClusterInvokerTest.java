@@ -484,6 +484,15 @@ class WheelFailbackClusterInvokerTest {
     }
 
     @Test
+    void listenersListedInMetaInfServicesAreLoaded() {
+        int before = ServiceLoadedListener.EVENTS.get();
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        cluster("", providerA).invoke(call("notify"));
+        assertEquals(1, ServiceLoadedListener.CREATED.get());
+        assertEquals(before + 1, ServiceLoadedListener.EVENTS.get(), "it got the SCHEDULED event");
+    }
+
+    @Test
     void listenerThatThrowsDoesNotChangeTheOutcome() {
         RetryListener bad = e -> {
             throw new IllegalStateException("listener bug (expected by the test)");
