@@ -89,7 +89,7 @@ final class RetryTimerTask implements TimerTask {
     }
 
     private void schedule(long delayNanos) {
-        WheelFailback.emit(RetryEvent.Type.SCHEDULED, this, attempt + 1, null, delayNanos, null);
+        WheelFailback.emit(RetryEvent.Type.SCHEDULED, this, attempt + 1, lastProvider, delayNanos, lastFailure);
         try {
             timeout = owner.runtime().timer().newTimeout(this, delayNanos, TimeUnit.NANOSECONDS);
         } catch (IllegalStateException | RejectedExecutionException e) {

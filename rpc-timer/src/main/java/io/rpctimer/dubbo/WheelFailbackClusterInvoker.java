@@ -27,6 +27,7 @@ import org.apache.dubbo.rpc.RpcInvocation;
 import org.apache.dubbo.rpc.cluster.Directory;
 import org.apache.dubbo.rpc.cluster.LoadBalance;
 import org.apache.dubbo.rpc.cluster.support.AbstractClusterInvoker;
+import org.apache.dubbo.rpc.protocol.dubbo.FutureAdapter;
 import org.apache.dubbo.rpc.support.RpcUtils;
 
 /**
@@ -156,7 +157,24 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         if (rejected != null) {
             throw rejected;
         }
-        return AsyncRpcResult.newDefaultAsyncResult(invocation);
+        AsyncRpcResult empty = AsyncRpcResult.newDefaultAsyncResult(invocation);
+        publishFuture(invocation, empty);
+        return empty;
+    }
+
+    /**
+     * No provider invoker answered this call (there was none, or it threw), so do what Dubbo's protocol invoker does
+     * for async callers: set the invoke mode and publish the result's future, which the proxy hands to a caller of
+     * a {@code CompletableFuture} method (else that caller would get {@code null} instead of a future).
+     */
+    private void publishFuture(Invocation invocation, AsyncRpcResult result) {
+        InvokeMode mode = RpcUtils.getInvokeMode(getUrl(), invocation);
+        if (invocation instanceof RpcInvocation rpcInvocation && rpcInvocation.getInvokeMode() == null) {
+            rpcInvocation.setInvokeMode(mode);
+        }
+        if (mode != InvokeMode.SYNC) {
+            RpcContext.getServiceContext().setFuture(new FutureAdapter<>(result.getResponseFuture()));
+        }
     }
 
     /**

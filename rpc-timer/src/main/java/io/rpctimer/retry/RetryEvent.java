@@ -11,9 +11,11 @@ package io.rpctimer.retry;
  * @param service     the service interface name
  * @param method      the method name
  * @param attempt     see {@link Type}
- * @param provider    the provider address ({@code host:port}) of the attempt, or null when none was involved
+ * @param provider    the provider address ({@code host:port}) of the attempt, or null when none was involved; for
+ *                    {@link Type#SCHEDULED}, that of the attempt that failed
  * @param delayMillis for {@link Type#SCHEDULED}, the delay until the retry, in milliseconds; otherwise 0
- * @param failure     the failure of the attempt (FAILED, ABANDONED, REJECTED), or null
+ * @param failure     the failure of the attempt (FAILED, ABANDONED, REJECTED; for SCHEDULED, of the attempt that
+ *                    failed), or null
  * @param epochMillis when it happened, in milliseconds since the epoch
  */
 public record RetryEvent(Type type, String retryId, String service, String method, int attempt, String provider,

@@ -199,6 +199,30 @@ class WheelFailbackClusterInvokerTest {
         assertEquals(RetryEvent.Type.DELIVERED, events.get(events.size() - 1).type());
     }
 
+    /** A CompletableFuture caller must get a future even when no provider invoker ran to publish one. */
+    @Test
+    void asyncCallerWithNoProviderGetsACompletedFuture() throws Exception {
+        RpcInvocation inv = call("sayHelloAsync");
+        org.apache.dubbo.rpc.RpcContext.getServiceContext().setFuture(null);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("");
+        inv.setInvokeMode(InvokeMode.FUTURE);
+        cluster.invoke(inv);
+        java.util.concurrent.Future<Object> published = org.apache.dubbo.rpc.RpcContext.getServiceContext().getFuture();
+        assertTrue(published != null, "no future for the caller");
+        assertNull(published.get(1, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(1, timer.retries().size());
+    }
+
+    @Test
+    void scheduledEventSaysWhichAttemptFailedAndWhy() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        cluster("", providerA).invoke(call("notify"));
+        RetryEvent scheduled = events.get(0);
+        assertEquals(RetryEvent.Type.SCHEDULED, scheduled.type());
+        assertEquals("127.0.0.1:20881", scheduled.provider());
+        assertSame(TIMEOUT, scheduled.failure());
+    }
+
     @Test
     void noProviderAtRetryIsRetriedAgain() {
         given(providerA.invoke(any())).willThrow(TIMEOUT);

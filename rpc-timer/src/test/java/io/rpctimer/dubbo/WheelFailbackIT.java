@@ -138,6 +138,22 @@ class WheelFailbackIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> !of(RetryEvent.Type.DELIVERED).isEmpty());
     }
 
+    @Test
+    void asyncCallerGetsAFutureEvenWithNoProviderUp() throws Exception {
+        GreetingService svc = connect(Map.of("failback.delay", "60000"));
+        assertTrue(svc.sayHello("warm-up").endsWith("hello warm-up"));
+        p1.close();
+        p2.close();
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            CompletableFuture<String> reply = svc.sayHelloAsync("nobody home");
+            assertTrue(reply != null, "the caller got null instead of a future");
+            assertNull(reply.get(5, TimeUnit.SECONDS));
+            return !of(RetryEvent.Type.SCHEDULED).isEmpty();
+        });
+        p1 = DubboNode.provider("p1", s1); // so that stop() has something to close
+        p2 = DubboNode.provider("p2", s2);
+    }
+
     /**
      * One provider hangs far longer than the timeout on every call. Calls that land on it fail back, and their
      * retries go to the other provider and are delivered while the hung calls still hang: no retry waits behind
