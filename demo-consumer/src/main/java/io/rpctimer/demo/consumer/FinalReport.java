@@ -1,0 +1,171 @@
+package io.rpctimer.demo.consumer;
+
+import io.rpctimer.wheel.TimerStats;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The table a run ends with: what became of every call ({@link Report}), the duplicates providers saw, and the shared
+ * wheel's stats, with a note on each row, and the verdict: OK when nothing was lost and the rows add up to
+ * {@code sent}.
+ *
+ * <p><b>Threading:</b> immutable, thread-safe.
+ */
+public final class FinalReport {
+
+    /** Exit code of a run in which nothing was lost and the report adds up. */
+    public static final int OK = 0;
+    /** Exit code of a run that lost a call, or whose report does not add up. */
+    public static final int LOST = 1;
+
+    /**
+     * Calls that providers completed more than once.
+     *
+     * @param count the number, or null when it could not be known
+     * @param note  where the number comes from, or why it is unknown
+     */
+    public record Duplicates(Long count, String note) {
+        /** @return a known count */
+        public static Duplicates of(long count, String note) {
+            return new Duplicates(count, note);
+        }
+
+        /** @return an unknown count, printed as n/a */
+        public static Duplicates unknown(String why) {
+            return new Duplicates(null, why);
+        }
+    }
+
+    private static final String ROW = "  %-30s %10s   %s";
+
+    private final Report report;
+    private final Optional<TimerStats> wheel;
+    private final Duplicates duplicates;
+    private final int failbackTasks;
+    private final int brokenAnswers;
+    private final String brokenExample;
+
+    /**
+     * @param report        the account of the run, taken after the consumer stopped
+     * @param wheel         the shared wheel's stats, read before the consumer stopped it; empty if none
+     * @param duplicates    what providers completed more than once
+     * @param failbackTasks the pending-retry cap, for the note on rejections
+     * @param brokenAnswers calls whose caller got no answer because the call threw in the caller itself
+     *                      ({@link LoadDriver#brokenAnswers()}); shown when not 0
+     * @param brokenExample the first of them, or null
+     */
+    public FinalReport(Report report, Optional<TimerStats> wheel, Duplicates duplicates, int failbackTasks,
+                       int brokenAnswers, String brokenExample) {
+        this.report = report;
+        this.wheel = wheel;
+        this.duplicates = duplicates;
+        this.failbackTasks = failbackTasks;
+        this.brokenAnswers = brokenAnswers;
+        this.brokenExample = brokenExample;
+    }
+
+    /** @return calls whose caller got no answer because the call threw in the caller itself */
+    public int brokenAnswers() {
+        return brokenAnswers;
+    }
+
+    /** @return the account of the run */
+    public Report report() {
+        return report;
+    }
+
+    /** @return the wheel's stats as read before the consumer stopped */
+    public Optional<TimerStats> wheel() {
+        return wheel;
+    }
+
+    /** @return the duplicates providers saw */
+    public Duplicates duplicates() {
+        return duplicates;
+    }
+
+    /** @return whether nothing was lost and every call is in exactly one row */
+    public boolean ok() {
+        return report.lost() == 0 && report.addsUp();
+    }
+
+    /** @return {@link #OK} or {@link #LOST} */
+    public int exitCode() {
+        return ok() ? OK : LOST;
+    }
+
+    /** @return the table, the wheel's stats and the verdict, as lines */
+    public List<String> lines() {
+        Report r = report;
+        List<String> l = new ArrayList<>();
+        l.add("Report");
+        row(l, "sent", r.sent(), "calls made by the application");
+        row(l, "delivered on the first try", r.deliveredFirstTry(), "the caller got the provider's reply");
+        boolean first = true;
+        for (Map.Entry<Integer, Long> e : r.deliveredOnRetry().entrySet()) {
+            row(l, "delivered on retry " + e.getKey(), e.getValue(), first
+                    ? "the caller got null at once (failed back); retry k delivered it later" : "");
+            first = false;
+        }
+        if (r.deliveredOnRetry().isEmpty()) {
+            row(l, "delivered on a retry", 0, "no call needed a retry");
+        }
+        row(l, "abandoned", r.abandoned(), "retries used up, or a failure the policy does not retry");
+        row(l, "rejected", r.rejected(), "over failbacktasks=" + failbackTasks + " pending retries; "
+                + r.rejectedCallerTold() + " of them told to the caller");
+        row(l, "handed over", r.handedOver(), "pending when the consumer stopped: given to the RetryStore");
+        row(l, "failed to the caller", r.callerErrors(), "the caller got an exception not retried (business failure)");
+        if (r.pending() > 0) {
+            row(l, "pending", r.pending(), "still waiting for a retry");
+        }
+        row(l, "lost", r.lost(), r.lost() == 0 ? "failed back and never heard of again: must be 0"
+                : "LOST: " + String.join(", ", r.lostCallIds()));
+        l.add(String.format(Locale.ROOT, ROW, "duplicates seen by providers",
+                duplicates.count() == null ? "n/a" : duplicates.count().toString(), duplicates.note()));
+        l.add(String.format(Locale.ROOT, ROW, "drain time", Human.duration(r.drainMillis()),
+                "from the last call sent to the last outcome"));
+        if (brokenAnswers > 0) {
+            row(l, "broke in the caller", brokenAnswers, "WARNING: not an RPC failure; their rows above come from "
+                    + "the retry events. E.g. " + brokenExample);
+        }
+        wheelLines(l);
+        l.add(verdict());
+        return l;
+    }
+
+    private void wheelLines(List<String> l) {
+        l.add("Wheel (the shared timing wheel, read before the consumer stopped)");
+        if (wheel.isEmpty()) {
+            l.add(String.format(Locale.ROOT, ROW, "stats", "n/a", "no wheelfailback reference held the wheel"));
+            return;
+        }
+        TimerStats w = wheel.get();
+        row(l, "pending timeouts", w.pendingTimeouts(), "retries and retry timeouts still scheduled");
+        l.add(String.format(Locale.ROOT, ROW, "tick lag, last / max",
+                TimeUnit.NANOSECONDS.toMillis(w.lastTickLagNanos()) + " / "
+                        + TimeUnit.NANOSECONDS.toMillis(w.maxTickLagNanos()) + " ms",
+                "how late the worker ran its last tick / its worst tick so far"));
+        row(l, "timeouts scheduled", w.scheduledTimeouts(), "expired " + w.expiredTimeouts() + " (ran), cancelled "
+                + w.cancelledTimeouts() + " (reply came first), rejected " + w.rejectedTimeouts());
+    }
+
+    private String verdict() {
+        Report r = report;
+        String sum = r.sent() + " sent = " + r.deliveredFirstTry() + " first try + " + r.deliveredOnAnyRetry()
+                + " on retry + " + r.abandoned() + " abandoned + " + r.rejected() + " rejected + " + r.handedOver()
+                + " handed over + " + r.callerErrors() + " failed to the caller"
+                + (r.pending() > 0 ? " + " + r.pending() + " pending" : "") + " + " + r.lost() + " lost";
+        if (ok()) {
+            return "OK: " + sum + ". Nothing lost.";
+        }
+        return "NOT OK: " + sum + (r.addsUp() ? "" : " -- the rows do not add up") + ".";
+    }
+
+    private static void row(List<String> l, String name, long value, String note) {
+        l.add(String.format(Locale.ROOT, ROW, name, value, note));
+    }
+}

@@ -1,0 +1,133 @@
+package io.rpctimer.demo.consumer;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rpctimer.demo.provider.support.Ports;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Every scenario of the one-command demo, ten times faster (200 calls at 100/s, retry delays from 100 ms), through the
+ * launcher's own entry point: nothing may be lost, the report must add up, and each scenario must show what it is
+ * for. Then Ctrl-C, as the shutdown hook does it.
+ */
+@Timeout(60)
+class DemoScenariosIT {
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private String out() {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @AfterEach
+    void everyPortIsClosed() {
+        List<Integer> ports = new ArrayList<>();
+        Matcher m = Pattern.compile("(?:p[12]@|zookeeper://)127\\.0\\.0\\.1:(\\d+)").matcher(out());
+        while (m.find()) {
+            ports.add(Integer.parseInt(m.group(1)));
+        }
+        for (int port : ports) {
+            await("port " + port + " closed").atMost(Duration.ofSeconds(5)).until(() -> !Ports.isListening(port));
+        }
+    }
+
+    private ConsumerRun.Result play(Scenario scenario) {
+        DemoLauncher launcher = new DemoLauncher(new PrintStream(out, true, StandardCharsets.UTF_8), false);
+        int code = launcher.execute(new PrintStream(err, true, StandardCharsets.UTF_8),
+                "--scenario", scenario.id(), "--speed", "10");
+        assertEquals(0, code, out() + err());
+        return launcher.result().orElseThrow();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Scenario.class)
+    void scenario_losesNothing_andTheReportAddsUp(Scenario scenario) {
+        ConsumerRun.Result result = play(scenario);
+        FinalReport fr = result.report().orElseThrow();
+        Report r = fr.report();
+        String table = String.join("\n", fr.lines());
+        assertEquals(200, r.sent(), table);
+        assertEquals(0, r.lost(), table);
+        assertEquals(0, r.pending(), table);
+        assertEquals(0, r.handedOver(), "every retry settled before the consumer stopped\n" + table);
+        assertTrue(r.addsUp(), table);
+        assertTrue(fr.ok(), table);
+        assertTrue(fr.wheel().isPresent(), table);
+        assertEquals(0, fr.wheel().get().pendingTimeouts(), table);
+        assertTrue(out().contains("OK: 200 sent = "), out());
+        assertFalse(result.interrupted());
+        assertEquals(0, fr.brokenAnswers(), "a caller got no readable answer\n" + table);
+
+        switch (scenario) {
+            case PROVIDER_DOWN -> assertTrue(r.deliveredOnAnyRetry() > 0, "no call waited for a provider\n" + table);
+            case PROVIDER_HANG -> {
+                // every retry avoided p1, the hanging provider it timed out on; p1 then completed what it held
+                String p2 = result.providerLabels().values().stream().filter(p -> p.startsWith("p2@")).findFirst()
+                        .orElseThrow();
+                assertTrue(r.deliveredOnAnyRetry() > 0, table);
+                assertEquals(List.of(p2), List.copyOf(result.retriesDeliveredBy().keySet()), out());
+                assertTrue(r.duplicates() > 0, "p1 completed no call after its timeout\n" + table);
+            }
+            case FLAKY -> assertTrue(r.deliveredOnRetry().keySet().stream().anyMatch(k -> k >= 2),
+                    "no call needed a second retry\n" + table);
+            case OVERFLOW -> {
+                assertTrue(r.rejected() > 0, table);
+                assertEquals(r.rejected(), r.rejectedCallerTold(), "every rejected caller got an exception\n" + table);
+                assertTrue(r.deliveredOnAnyRetry() > 0, "the retries that got a place were delivered\n" + table);
+            }
+            case BUSINESS -> {
+                assertTrue(r.callerErrors() > 0, table);
+                assertEquals(0, r.deliveredOnAnyRetry(), "a business exception was retried\n" + table);
+            }
+        }
+    }
+
+    @Test
+    void interrupt_stopsEverythingInOrder_handsPendingRetriesOver_andStillReports() throws Exception {
+        DemoLauncher launcher = new DemoLauncher(new PrintStream(out, true, StandardCharsets.UTF_8), false);
+        CompletableFuture<Integer> code = CompletableFuture.supplyAsync(() -> launcher.execute(
+                new PrintStream(err, true, StandardCharsets.UTF_8), "--scenario", "overflow", "--speed", "5"));
+        // the first rejection: the 10 places for retries are taken, and stay so while both providers fail
+        await("a rejection").atMost(Duration.ofSeconds(30)).until(() -> out().contains("REJECTED     no retry"));
+        launcher.interrupt();
+
+        assertEquals(0, code.get(30, TimeUnit.SECONDS), out() + err());
+        ConsumerRun.Result result = launcher.result().orElseThrow();
+        assertTrue(result.interrupted());
+        Report r = result.report().orElseThrow().report();
+        String o = out();
+        assertTrue(r.sent() < 200, o);
+        assertTrue(r.handedOver() > 0, o);
+        assertEquals(0, r.lost(), o);
+        assertTrue(r.addsUp(), o);
+        assertTrue(o.contains("HANDED_OVER"), o);
+        int consumer = o.indexOf("  consumer   " + r.handedOver() + " retries handed over");
+        int provider = o.indexOf("  provider   p", consumer);
+        int zookeeper = o.indexOf("  zookeeper  zookeeper://", provider);
+        int report = o.indexOf("Report", zookeeper);
+        assertTrue(consumer > 0 && provider > consumer && zookeeper > provider && report > zookeeper,
+                "consumer, providers, ZooKeeper, then the report:\n" + o);
+    }
+}
