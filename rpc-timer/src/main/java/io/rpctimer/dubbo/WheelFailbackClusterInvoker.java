@@ -117,7 +117,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 // e.g. an RpcException thrown by the provider's method, rethrown by Dubbo's RpcExceptionFilter:
                 // here result.hasException() would itself throw
                 Throwable failure = Failures.unwrap(reply.handle((r, t) -> t).join());
-                if (!policy(invocation).retries(failure, true)) {
+                if (!policy(invocation).retries(failure, Failures.isRpcFailureOfFuture(failure))) {
                     return result;
                 }
                 return failBack(invocation, consumerUrl, invoker, failure);
@@ -137,8 +137,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         if (f == null) {
             return response;
         }
-        // an exceptional completion is always an RPC failure: business exceptions come inside the response
-        boolean rpcFailure = failure != null || Failures.isRpcFailure(f);
+        // an exceptional completion is an RPC failure: business exceptions come inside the response
+        boolean rpcFailure = failure != null ? Failures.isRpcFailureOfFuture(f) : Failures.isRpcFailure(f);
         if (!policy(invocation).retries(f, rpcFailure)) {
             if (failure != null) {
                 throw failure instanceof CompletionException ce ? ce : new CompletionException(failure);
@@ -247,7 +247,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     private static void onRetryReply(RetryTimerTask call, String provider, Result response, Throwable failure) {
         if (failure != null) {
-            call.failed(provider, Failures.unwrap(failure), true);
+            call.failed(provider, Failures.unwrap(failure), Failures.isRpcFailureOfFuture(failure));
         } else if (response.hasException()) {
             call.failed(provider, response.getException(), Failures.isRpcFailure(response.getException()));
         } else {

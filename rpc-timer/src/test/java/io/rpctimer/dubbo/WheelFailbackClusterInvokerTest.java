@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.BDDMockito.given;
 import static org.mockito.BDDMockito.willReturn;
+import static org.mockito.BDDMockito.willThrow;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.times;
 import static org.mockito.Mockito.verify;
@@ -444,6 +445,19 @@ class WheelFailbackClusterInvokerTest {
         timer.fireRetry();
         assertEquals(RetryEvent.Type.ABANDONED, events.get(events.size() - 1).type());
         assertTrue(timer.retries().isEmpty());
+    }
+
+    @Test
+    void failuresNoRetryCanFixAreNotRetried() {
+        RpcException tooBig = new RpcException(RpcException.NETWORK_EXCEPTION, "payload too large (test)",
+                new org.apache.dubbo.remoting.transport.ExceedPayloadLimitException("Data length too large: 9000000"));
+        given(providerA.invoke(any())).willThrow(tooBig);
+        assertSame(tooBig, assertThrows(RpcException.class, () -> cluster("", providerA).invoke(call("notify"))));
+        RpcException serialization = new RpcException(RpcException.SERIALIZATION_EXCEPTION, "not serializable");
+        willThrow(serialization).given(providerA).invoke(any()); // the mock throws if called to re-stub
+        assertSame(serialization, assertThrows(RpcException.class,
+                () -> cluster("", providerA).invoke(call("notify"))));
+        assertTrue(timer.scheduled.isEmpty());
     }
 
     @Test

@@ -242,9 +242,12 @@ class WheelFailbackIT {
                 .pendingTimeouts() == 0);
         TimerStats after = WheelFailback.wheelStats().orElseThrow();
         long scheduled = after.scheduledTimeouts() - before.scheduledTimeouts();
+        long cancelled = after.cancelledTimeouts() - before.cancelledTimeouts();
+        long expired = after.expiredTimeouts() - before.expiredTimeouts();
         assertTrue(scheduled > calls * 9L / 10, "only " + scheduled + " of " + calls + " calls were watched");
-        assertEquals(scheduled, after.cancelledTimeouts() - before.cancelledTimeouts());
-        assertEquals(0, after.expiredTimeouts() - before.expiredTimeouts());
+        assertEquals(scheduled, cancelled + expired, "every timeout ended, cancelled or run");
+        // on a loaded machine a call may fail back, and its retry's timeout runs: rare, never most
+        assertTrue(expired < calls / 100, expired + " timeouts ran instead of being cancelled by the reply");
     }
 
     @Test

@@ -55,11 +55,17 @@ public final class DemoConsumer implements AutoCloseable {
         ref.setCheck(false);
         ref.setParameters(new HashMap<>(o.parameters));
         this.bookListener = book;
-        WheelFailback.addListener(bookListener);
         DubboNode n = DubboNode.create(o.name, o.registryAddress).reference(ref);
         o.properties.forEach(n::property);
-        this.node = n.start();
-        this.service = ref.get();
+        WheelFailback.addListener(bookListener);
+        try {
+            this.node = n.start();
+            this.service = ref.get();
+        } catch (RuntimeException e) { // e.g. an invalid failback value: leave nothing running behind
+            WheelFailback.removeListener(bookListener);
+            n.close();
+            throw e;
+        }
     }
 
     /** @return options with the defaults: cluster {@code wheelfailback}, timeout 1 s, no extra parameters */
@@ -67,7 +73,12 @@ public final class DemoConsumer implements AutoCloseable {
         return new Options(registryAddress);
     }
 
-    /** Starts the consumer and waits until its reference is created. */
+    /**
+     * Starts the consumer and waits until its reference is created.
+     *
+     * @throws RuntimeException if the reference cannot be created (e.g. an invalid URL parameter); nothing is left
+     *     running
+     */
     public static DemoConsumer start(Options options) {
         return new DemoConsumer(options);
     }

@@ -33,6 +33,19 @@ class DemoConsumerIT {
     }
 
     @Test
+    void aConsumerThatCannotStartLeavesNothingRunning() {
+        int holders = io.rpctimer.wheel.SharedWheelTimer.holders();
+        RuntimeException e = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+                () -> DemoConsumer.start(DemoConsumer.options(zk.registryAddress()).parameter("failback.delay", "soon")));
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        assertTrue(messages.toString().contains("invalid failback.delay=soon"), messages.toString());
+        assertEquals(holders, io.rpctimer.wheel.SharedWheelTimer.holders(), "the shared wheel was left held");
+    }
+
+    @Test
     void everyCallIsAccountedForAndNoneIsLost() {
         p1.faults().errorRate(1.0); // every call to p1 fails at the RPC level
         DemoConsumer c = DemoConsumer.start(DemoConsumer.options(zk.registryAddress())
