@@ -4,12 +4,10 @@ import io.rpctimer.demo.provider.DemoProvider;
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The one-command demo's stage: an embedded ZooKeeper on 127.0.0.1 and two {@link DemoProvider}s, {@code p1} and
@@ -62,15 +60,7 @@ final class DemoStage implements Stage {
         labels = Map.copyOf(m);
         RegistryWatch watch = resources.start(null, () -> RegistryWatch.connect(zk.registryAddress(),
                 Duration.ofSeconds(10)), w -> "registry watch", w -> w);
-        AtomicBoolean first = new AtomicBoolean(true); // the first call comes at once, before the clock starts
-        watch.watch(SERVICE, providers -> {
-            if (first.getAndSet(false)) {
-                console.line(String.format(Locale.ROOT, "  %-10s %-36s %s", "zookeeper", "NotificationService",
-                        "providers: " + describe(providers)));
-            } else {
-                console.timed("zookeeper: NotificationService providers are now " + describe(providers));
-            }
-        });
+        watch.printProviders(SERVICE, console, () -> labels);
     }
 
     private DemoProvider provider(String name, Resources resources) {
@@ -84,17 +74,6 @@ final class DemoStage implements Stage {
     private void started(String what, String name, long startNanos) {
         console.line(String.format(Locale.ROOT, "  %-10s %-36s started in %s", what, name,
                 Human.duration(Duration.ofNanos(System.nanoTime() - startNanos))));
-    }
-
-    private String describe(List<RegistryWatch.Provider> providers) {
-        if (providers.isEmpty()) {
-            return "none";
-        }
-        List<String> names = new ArrayList<>();
-        for (RegistryWatch.Provider p : providers) {
-            names.add(labels.getOrDefault(p.address(), p.address()));
-        }
-        return String.join(", ", names);
     }
 
     @Override

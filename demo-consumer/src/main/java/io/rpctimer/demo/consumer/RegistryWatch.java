@@ -5,10 +5,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
@@ -155,5 +159,40 @@ public final class RegistryWatch implements AutoCloseable {
     public void close() {
         closed = true;
         client.close();
+    }
+
+    /**
+     * Prints the providers of {@code service} now, then a timed line each time they change.
+     *
+     * @param labels provider names by address, read at each change
+     */
+    void printProviders(String service, Console console, Supplier<Map<String, String>> labels) {
+        String simpleName = service.substring(service.lastIndexOf('.') + 1);
+        AtomicBoolean first = new AtomicBoolean(true); // the first call comes at once, before the clock starts
+        watch(service, providers -> {
+            String names = describe(labels.get(), providers);
+            if (first.getAndSet(false)) {
+                console.line(String.format(Locale.ROOT, "  %-10s %-36s %s", "zookeeper", simpleName,
+                        "providers: " + names));
+            } else {
+                console.timed("zookeeper: " + simpleName + " providers are now " + names);
+            }
+        });
+    }
+
+    /**
+     * @param labels    provider names by address
+     * @param providers the providers listed
+     * @return the providers by name (their address when unnamed), comma-separated, or {@code none}
+     */
+    private static String describe(Map<String, String> labels, List<Provider> providers) {
+        if (providers.isEmpty()) {
+            return "none";
+        }
+        List<String> names = new ArrayList<>();
+        for (Provider p : providers) {
+            names.add(labels.getOrDefault(p.address(), p.address()));
+        }
+        return String.join(", ", names);
     }
 }

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.dubbo.config.ReferenceConfig;
 
 /**
@@ -68,15 +67,7 @@ final class RemoteStage implements Stage {
         } else {
             connectControls(groups, resources);
         }
-        AtomicBoolean first = new AtomicBoolean(true); // the first call comes at once, before the clock starts
-        watch.watch(SERVICE, providers -> {
-            if (first.getAndSet(false)) {
-                console.line(String.format(Locale.ROOT, "  %-10s %-36s %s", "zookeeper", "NotificationService",
-                        "providers: " + describe(providers)));
-            } else {
-                console.timed("zookeeper: NotificationService providers are now " + describe(providers));
-            }
-        });
+        watch.printProviders(SERVICE, console, () -> labels);
     }
 
     /** Fails fast, in one line, when nothing listens at the registry address; Dubbo would retry for 30 s. */
@@ -136,17 +127,6 @@ final class RemoteStage implements Stage {
         if (!missing.isEmpty()) {
             controlProblem = "no ProviderControl for " + String.join(", ", missing);
         }
-    }
-
-    private String describe(List<RegistryWatch.Provider> providers) {
-        if (providers.isEmpty()) {
-            return "none";
-        }
-        List<String> names = new ArrayList<>();
-        for (RegistryWatch.Provider p : providers) {
-            names.add(labels.getOrDefault(p.address(), p.address()));
-        }
-        return String.join(", ", names);
     }
 
     @Override
