@@ -1,0 +1,352 @@
+package io.rpctimer.bench.timer;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Runs the five timer cases for every implementation in one go and writes the raw numbers, the ratios and the
+ * targets to {@code <out>/timer-<mode>.json} and {@code .md}, and the main comparisons to {@code .png}.
+ *
+ * <p>JMH cases run one configuration at a time through JMH's API (forks, warm-up and measurement from the mode;
+ * every fork with a pre-touched 4 GB heap, so that first-touch page faults do not land in some measurements); the
+ * other cases run each implementation in its own JVM. Before each measurement the runner waits for the rest of
+ * the machine to be quiet ({@link ForeignLoadMonitor}); a measurement during which other processes used more than
+ * {@value #DISTURBED_CORES} of a core on average is repeated (up to {@code attempts} times, the least disturbed
+ * kept), and the foreign load is recorded with every row.
+ *
+ * <pre>
+ * benchmarks/run.sh quick      # or: java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.timer.TimerBenchRunner quick benchmarks/results
+ * benchmarks/run.sh full
+ * </pre>
+ *
+ * <p><b>Threading:</b> single-threaded (plus the monitor's sampler).
+ */
+public final class TimerBenchRunner {
+
+    static final double QUIET_CORES = 0.10;
+    static final double DISTURBED_CORES = 0.15;
+
+    /**
+     * How much of everything a run does.
+     *
+     * @param forks              JMH forks per configuration
+     * @param warmupIterations   JMH warm-up iterations (1 s each for throughput, single shots for case 2)
+     * @param measureIterations  JMH measurement iterations
+     * @param fireAllWarmup      case 2 warm-up single shots
+     * @param fireAllMeasure     case 2 measured single shots
+     * @param latenessWarmup     case 4 warm-up rounds
+     * @param latenessRounds     case 4 measured rounds (1,000 timers each)
+     * @param idleWindowMillis   case 5 measurement window, per state (empty, 1M pending)
+     * @param attempts           tries of a disturbed measurement
+     * @param quietWaitMillis    longest wait for a quiet machine before a measurement
+     */
+    record RunSettings(String name, int forks, int warmupIterations, int measureIterations, int fireAllWarmup,
+                       int fireAllMeasure, int latenessWarmup, int latenessRounds, long idleWindowMillis,
+                       int attempts, long quietWaitMillis) {
+
+        static RunSettings of(String name) {
+            return switch (name) {
+                case "quick" -> new RunSettings("quick", 1, 2, 3, 3, 5, 1, 1, 2_000, 2, 30_000);
+                case "full" -> new RunSettings("full", 3, 5, 5, 5, 10, 2, 3, 5_000, 4, 120_000);
+                default -> throw new IllegalArgumentException("mode: " + name + " (expected: quick or full)");
+            };
+        }
+    }
+
+    private final RunSettings settings;
+    private final ForeignLoadMonitor monitor;
+    private final Map<String, Object> results;
+
+    private TimerBenchRunner(RunSettings settings, ForeignLoadMonitor monitor, Map<String, Object> results) {
+        this.settings = settings;
+        this.monitor = monitor;
+        this.results = results;
+    }
+
+    public static void main(String[] args) throws IOException {
+        RunSettings settings = RunSettings.of(args.length > 0 ? args[0] : "quick");
+        Path out = Path.of(args.length > 1 ? args[1] : "benchmarks/results");
+        Files.createDirectories(out);
+        Map<String, Object> results = new LinkedHashMap<>();
+        results.put("mode", settings.name());
+        results.put("machine", MachineInfo.collect());
+        results.put("settings", settingsMap(settings));
+        long start = System.nanoTime();
+        try (ForeignLoadMonitor monitor = ForeignLoadMonitor.start()) {
+            TimerBenchRunner runner = new TimerBenchRunner(settings, monitor, results);
+            runner.scheduleCancel();
+            runner.fireAll();
+            runner.memory();
+            runner.lateness();
+            runner.idleCpu();
+        }
+        results.put("durationMinutes", (System.nanoTime() - start) / 60e9);
+        ResultsReport.analyse(results);
+        String base = "timer-" + settings.name();
+        Files.writeString(out.resolve(base + ".json"), Json.write(results), StandardCharsets.UTF_8);
+        Files.writeString(out.resolve(base + ".md"), ResultsReport.markdown(results, base + ".png"),
+                StandardCharsets.UTF_8);
+        ResultsChart.write(results, out.resolve(base + ".png"));
+        System.out.println(ResultsReport.markdown(results, base + ".png"));
+        System.out.println("written: " + out.resolve(base + ".json") + ", .md, .png");
+    }
+
+    private static Map<String, Object> settingsMap(RunSettings s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("jmhForks", s.forks());
+        m.put("jmhWarmup", s.warmupIterations() + " x 1 s");
+        m.put("jmhMeasurement", s.measureIterations() + " x 1 s");
+        m.put("fireAllShots", s.fireAllWarmup() + " warm-up + " + s.fireAllMeasure() + " measured per fork");
+        m.put("latenessRounds", s.latenessWarmup() + " warm-up + " + s.latenessRounds() + " measured");
+        m.put("idleWindowMillis", s.idleWindowMillis());
+        m.put("tickMillis", BenchConfig.TICK_MILLIS);
+        m.put("ticksPerWheel", BenchConfig.TICKS_PER_WHEEL);
+        m.put("agronaTickNanos", BenchConfig.AGRONA_TICK_NANOS);
+        m.put("kafkaTickMillis", BenchConfig.KAFKA_TICK_MILLIS);
+        m.put("kafkaWheelSize", BenchConfig.KAFKA_WHEEL_SIZE);
+        return m;
+    }
+
+    // ------------------------------------------------------------------ case 1
+
+    private void scheduleCancel() {
+        List<Map<String, Object>> rows = list("scheduleCancel");
+        for (int threads : new int[] {1, 2}) {
+            for (int pending : new int[] {0, BenchConfig.MANY_PENDING}) {
+                for (TimerImpl impl : TimerImpl.MAIN) {
+                    if (impl == TimerImpl.AGRONA && threads > 1) {
+                        continue; // single-threaded wheel
+                    }
+                    rows.add(measured("schedule+cancel " + impl.label + " threads=" + threads + " pending=" + pending,
+                            () -> scheduleCancelRow(impl, threads, pending)));
+                }
+            }
+        }
+    }
+
+    private Map<String, Object> scheduleCancelRow(TimerImpl impl, int threads, int pending) {
+        String benchmark = impl == TimerImpl.AGRONA
+                ? AgronaScheduleCancelBenchmark.class.getName() + ".oneThread"
+                : ScheduleCancelBenchmark.class.getName() + (threads == 1 ? ".oneThread" : ".twoThreads");
+        ChainedOptionsBuilder options = jmhOptions(benchmark)
+                .param("pending", String.valueOf(pending))
+                .warmupIterations(settings.warmupIterations())
+                .warmupTime(TimeValue.seconds(1))
+                .measurementIterations(settings.measureIterations())
+                .measurementTime(TimeValue.seconds(1))
+                .addProfiler(GCProfiler.class);
+        if (impl != TimerImpl.AGRONA) {
+            options.param("impl", impl.label);
+        }
+        RunResult run = runJmh(options);
+        Map<String, Object> row = row(impl);
+        row.put("threads", threads);
+        row.put("pending", pending);
+        row.put("opsPerUs", run.getPrimaryResult().getScore());
+        row.put("opsPerUsError", run.getPrimaryResult().getScoreError());
+        row.put("allocBytesPerOp", secondary(run, "gc.alloc.rate.norm"));
+        row.put("gcTimeMs", secondary(run, "gc.time"));
+        return row;
+    }
+
+    // ------------------------------------------------------------------ case 2
+
+    private void fireAll() {
+        List<Map<String, Object>> rows = list("fireAll");
+        for (TimerImpl impl : TimerImpl.MAIN) {
+            rows.add(measured("fire-all " + impl.label, () -> fireAllRow(impl)));
+        }
+    }
+
+    private Map<String, Object> fireAllRow(TimerImpl impl) {
+        RunResult run = runJmh(jmhOptions(FireAllBenchmark.class.getName() + ".fireAll")
+                .param("impl", impl.label)
+                .warmupIterations(settings.fireAllWarmup())
+                .measurementIterations(settings.fireAllMeasure()));
+        List<Double> shots = new ArrayList<>();
+        for (BenchmarkResult fork : run.getBenchmarkResults()) {
+            for (IterationResult iteration : fork.getIterationResults()) {
+                shots.add(iteration.getPrimaryResult().getScore());
+            }
+        }
+        shots.sort(null);
+        Map<String, Object> row = row(impl);
+        row.put("timers", 100_000);
+        row.put("medianMs", median(shots));
+        row.put("minMs", shots.get(0));
+        row.put("maxMs", shots.get(shots.size() - 1));
+        row.put("shotsMs", shots);
+        return row;
+    }
+
+    // ------------------------------------------------------------------ cases 3, 4, 5
+
+    private void memory() {
+        List<Map<String, Object>> rows = list("memory");
+        for (TimerImpl impl : TimerImpl.MAIN) {
+            rows.add(measured("memory " + impl.label, () -> harness(impl.label, PendingMemoryHarness.class,
+                    List.of("-XX:+UseSerialGC", "-Xms2g", "-Xmx2g"),
+                    String.valueOf(BenchConfig.MANY_PENDING))));
+        }
+    }
+
+    private void lateness() {
+        List<Map<String, Object>> rows = list("lateness");
+        List<TimerImpl> impls = new ArrayList<>(List.of(TimerImpl.MAIN));
+        impls.add(TimerImpl.NETTY_EXECUTOR);
+        impls.add(TimerImpl.JDK_STPE_2);
+        for (TimerImpl impl : impls) {
+            rows.add(measured("lateness " + impl.label, () -> harness(impl.label, LatenessHarness.class,
+                    List.of("-Xms2g", "-Xmx2g"),
+                    String.valueOf(settings.latenessWarmup()), String.valueOf(settings.latenessRounds()))));
+        }
+    }
+
+    private void idleCpu() {
+        List<Map<String, Object>> rows = list("idleCpu");
+        for (TimerImpl impl : TimerImpl.MAIN) {
+            rows.add(measured("idle CPU " + impl.label, () -> harness(impl.label, IdleTickCpuHarness.class,
+                    List.of("-Xms2g", "-Xmx2g"),
+                    String.valueOf(settings.idleWindowMillis()), String.valueOf(BenchConfig.MANY_PENDING))));
+        }
+        // the floor of any timer that wakes every 10 ms on this machine: a thread that only parks
+        rows.add(measured("idle CPU control", () -> harness(IdleTickCpuHarness.CONTROL, IdleTickCpuHarness.class,
+                List.of("-Xms2g", "-Xmx2g"), String.valueOf(settings.idleWindowMillis()))));
+    }
+
+    // ------------------------------------------------------------------ plumbing
+
+    /** Runs {@code measurement} on a quiet machine, again if others disturbed it; keeps the least disturbed. */
+    private Map<String, Object> measured(String what, Supplier<Map<String, Object>> measurement) {
+        Map<String, Object> best = null;
+        for (int attempt = 1; attempt <= settings.attempts(); attempt++) {
+            double waited = monitor.awaitQuiet(QUIET_CORES, 4, settings.quietWaitMillis());
+            System.out.printf("%n=== %s (attempt %d, waited %.1f s for a quiet machine)%n", what, attempt, waited);
+            ForeignLoadMonitor.Mark mark = monitor.mark();
+            Map<String, Object> row = measurement.get();
+            double foreign = monitor.coresSince(mark);
+            row.put("foreignCores", foreign);
+            row.put("attempt", attempt);
+            System.out.printf("=== %s: foreign load %.3f cores%n", what, foreign);
+            if (best == null || foreign < (double) best.get("foreignCores")) {
+                best = row;
+            }
+            if (!(foreign > DISTURBED_CORES)) {
+                break;
+            }
+        }
+        return best;
+    }
+
+    private ChainedOptionsBuilder jmhOptions(String benchmark) {
+        return new OptionsBuilder()
+                .include("^" + Pattern.quote(benchmark) + "$")
+                .forks(settings.forks())
+                .shouldFailOnError(true);
+    }
+
+    private static RunResult runJmh(ChainedOptionsBuilder options) {
+        try {
+            Collection<RunResult> runs = new Runner(options.build()).run();
+            if (runs.size() != 1) {
+                throw new IllegalStateException("JMH runs: " + runs.size() + " (expected: 1)");
+            }
+            return runs.iterator().next();
+        } catch (RunnerException e) {
+            throw new IllegalStateException("JMH failed", e);
+        }
+    }
+
+    private static double secondary(RunResult run, String suffix) {
+        for (Map.Entry<String, Result> e : run.getSecondaryResults().entrySet()) {
+            if (e.getKey().endsWith(suffix)) {
+                return e.getValue().getScore();
+            }
+        }
+        return Double.NaN;
+    }
+
+    /** Runs {@code main} in a fresh JVM and returns its {@code RESULT} line, numbers parsed. */
+    private static Map<String, Object> harness(String label, Class<?> main, List<String> jvmArgs,
+                                               String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvmArgs);
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(main.getName());
+        command.add(label);
+        command.addAll(List.of(args));
+        try {
+            Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            Map<String, String> values = null;
+            try (BufferedReader out = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = out.readLine()) != null; ) {
+                    System.out.println(line);
+                    Map<String, String> parsed = HarnessIo.parse(line);
+                    values = parsed != null ? parsed : values;
+                }
+            }
+            if (!process.waitFor(10, TimeUnit.MINUTES) || process.exitValue() != 0 || values == null) {
+                process.destroyForcibly();
+                throw new IllegalStateException(main.getSimpleName() + " " + label + " failed");
+            }
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("impl", label);
+            values.forEach((k, v) -> row.putIfAbsent(k, parseValue(v)));
+            return row;
+        } catch (IOException e) {
+            throw new IllegalStateException(main.getSimpleName() + " " + label + " failed", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    private static Object parseValue(String v) {
+        try {
+            return v.matches("-?\\d+") ? (Object) Long.parseLong(v) : (Object) Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            return v;
+        }
+    }
+
+    private static Map<String, Object> row(TimerImpl impl) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("impl", impl.label);
+        return row;
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<Map<String, Object>> list(String key) {
+        return (List<Map<String, Object>>) results.computeIfAbsent(key, k -> new ArrayList<Map<String, Object>>());
+    }
+
+    static double median(List<Double> sorted) {
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+}
