@@ -41,8 +41,8 @@ final class TimingWheel {
     /** Upper bound of hand-off queue entries taken per advance, so one advance stays bounded. */
     static final int MAX_TRANSFERS_PER_ADVANCE = 1 << 20;
 
-    private static final int QUEUE_CHUNK_SIZE = 1024;
-    private static final int QUEUE_POOLED_CHUNKS = 4;
+    private static final int QUEUE_CHUNK_SIZE = 4096;
+    private static final int QUEUE_POOLED_CHUNKS = 8;
 
     /** The task-running wheel of the current thread, to refuse {@code stop()} from inside a task. */
     private static final ThreadLocal<TimingWheel> RUNNING = new ThreadLocal<>();
@@ -403,15 +403,22 @@ final class TimingWheel {
         return head;
     }
 
+    /**
+     * Takes the new timeouts off the hand-off queue, at most those queued when the tick began: the worker does not
+     * chase producers, and most timeouts queued meanwhile (per-call timeouts, cancelled at once) are cancelled by the
+     * next tick, when they cost a read instead of a CAS race with the cancelling thread.
+     */
     private void transferNew() {
-        for (int i = 0; i < MAX_TRANSFERS_PER_ADVANCE; i++) {
+        long limit = Math.min(newTimeouts.size(), MAX_TRANSFERS_PER_ADVANCE);
+        for (long i = 0; i < limit; i++) {
             WheelTimeout t = newTimeouts.relaxedPoll();
             if (t == null) {
                 return;
             }
             scheduled++;
             active = true;
-            if (t.compareAndSetState(WheelTimeout.ST_NEW, WheelTimeout.ST_SCHEDULED)) {
+            if (t.state() == WheelTimeout.ST_NEW
+                    && t.compareAndSetState(WheelTimeout.ST_NEW, WheelTimeout.ST_SCHEDULED)) {
                 file(t);
             } else {
                 cancelled++; // cancelled before the worker saw it: nothing was linked
@@ -421,7 +428,8 @@ final class TimingWheel {
     }
 
     private void unlinkCancelled() {
-        for (int i = 0; i < MAX_TRANSFERS_PER_ADVANCE; i++) {
+        long limit = Math.min(cancelledTimeouts.size(), MAX_TRANSFERS_PER_ADVANCE);
+        for (long i = 0; i < limit; i++) {
             WheelTimeout t = cancelledTimeouts.relaxedPoll();
             if (t == null) {
                 return;
