@@ -236,9 +236,9 @@ public final class WheelTimer implements Timer {
             while (state == ST_STARTED) {
                 long sleepNanos;
                 try {
-                    long now = ticker.nanoTime();
-                    wheel.advance(now);
-                    sleepNanos = wheel.sleepNanos(now, MAX_NAP_NANOS);
+                    wheel.advance(ticker.nanoTime());
+                    // measure again: a tick that handed over many timeouts took time, and the next is due on time
+                    sleepNanos = wheel.sleepNanos(ticker.nanoTime(), MAX_NAP_NANOS);
                 } catch (Throwable t) {
                     LOG.log(Level.ERROR, "wheel worker caught an unexpected error; it goes on", t);
                     sleepNanos = wheel.tickNanos;
