@@ -1,5 +1,6 @@
 package io.rpctimer.bench.timer;
 
+import io.rpctimer.bench.Json;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -3,6 +3,7 @@ package io.rpctimer.bench.timer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rpctimer.bench.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
