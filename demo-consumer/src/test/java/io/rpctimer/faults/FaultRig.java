@@ -2,6 +2,7 @@ package io.rpctimer.faults;
 
 import io.rpctimer.demo.consumer.DemoConsumer;
 import io.rpctimer.demo.consumer.Report;
+import io.rpctimer.demo.consumer.SleeperLag;
 import io.rpctimer.demo.provider.DemoProvider;
 import io.rpctimer.dubbo.WheelFailback;
 import io.rpctimer.retry.InMemoryRetryStore;

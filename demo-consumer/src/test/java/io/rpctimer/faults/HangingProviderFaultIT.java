@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * are delivered by p2 or p3 while p1's calls still hang. The shared wheel's worker never waits for any of it: its
  * worst tick lag, from the wheel's creation (when the consumer started) until the consumer closed, stays under
  * 50 ms (five 10 ms ticks) beyond what the machine does to any thread: the worst oversleep of a thread that only
- * sleeps, measured over the same run ({@link SleeperLag}; a millisecond or two on a quiet machine, tens of ms when
+ * sleeps, measured over the same run ({@link io.rpctimer.demo.consumer.SleeperLag}; a millisecond or two on a quiet machine, tens of ms when
  * other builds share two cores). A worker held up by the hang or the timeouts would lag by 300 ms or more.
  */
 class HangingProviderFaultIT {

@@ -1,6 +1,7 @@
 package io.rpctimer.bench.failback;
 
 import io.rpctimer.bench.Json;
+import io.rpctimer.bench.MachineInfo;
 import io.rpctimer.demo.provider.support.DubboNode;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -70,7 +71,7 @@ public final class FailbackComparison {
         PrintStream console = System.out;
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("mode", mode);
-        results.put("machine", HostLoad.machine());
+        results.put("machine", MachineInfo.collect());
         results.put("loadAverageAtStart", HostLoad.loadAverages());
         ScenarioRun.Settings settings = ScenarioRun.Settings.standard();
         results.put("settings", settingsMap(settings));

@@ -1,16 +1,11 @@
 package io.rpctimer.bench.failback;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
- * What the machine was and how busy the rest of it was. The CPU the other processes used over a span is the busy
+ * How busy the rest of the machine was. The CPU the other processes used over a span is the busy
  * time of all CPUs ({@code /proc/stat}) less this JVM's own CPU time ({@code /proc/self/stat}); the load averages come
  * from {@code /proc/loadavg}. Linux only; elsewhere the figures read NaN.
  *
@@ -61,24 +56,6 @@ final class HostLoad {
         }
     }
 
-    /** @return CPU, cores, memory, OS, JVM and its arguments, the date */
-    static Map<String, Object> machine() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
-        m.put("cpu", firstValue(Path.of("/proc/cpuinfo"), "model name"));
-        m.put("cores", Runtime.getRuntime().availableProcessors());
-        m.put("memory", firstValue(Path.of("/proc/meminfo"), "MemTotal"));
-        m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
-                + System.getProperty("os.arch"));
-        m.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version") + " ("
-                + System.getProperty("java.vm.vendor") + ")");
-        m.put("jvmArgs", ManagementFactory.getRuntimeMXBean().getInputArguments());
-        m.put("dubbo", org.apache.dubbo.common.Version.getVersion());
-        m.put("gitCommit", System.getProperty("bench.gitCommit", "unknown"));
-        m.put("uncommittedChanges", System.getProperty("bench.dirty", "unknown"));
-        return m;
-    }
-
     private static long machineBusyTicks() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/stat"))) {
@@ -105,15 +82,6 @@ final class HostLoad {
             return Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime + stime, all threads
         } catch (IOException | RuntimeException e) {
             return -1;
-        }
-    }
-
-    private static String firstValue(Path file, String key) {
-        try {
-            return Files.readAllLines(file).stream().filter(l -> l.startsWith(key))
-                    .map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst().orElse("unknown");
-        } catch (IOException e) {
-            return "unknown";
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.rpctimer.bench.timer;
 
 import io.rpctimer.bench.Json;
+import io.rpctimer.bench.MachineInfo;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

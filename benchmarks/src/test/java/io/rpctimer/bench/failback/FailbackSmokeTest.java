@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.bench.Json;
+import io.rpctimer.bench.MachineInfo;
 import io.rpctimer.demo.provider.support.DubboNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,7 +53,7 @@ class FailbackSmokeTest {
 
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("mode", "smoke");
-        results.put("machine", HostLoad.machine());
+        results.put("machine", MachineInfo.collect());
         ComparisonReport.analyse(results, List.of(r));
         String md = ComparisonReport.markdown(results, List.of(r), "smoke.png");
         assertTrue(md.contains("| calls sent | — | 20 |"), md);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.bench.Json;
+import io.rpctimer.bench.MachineInfo;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

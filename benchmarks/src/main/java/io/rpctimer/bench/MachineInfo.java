@@ -1,4 +1,4 @@
-package io.rpctimer.bench.timer;
+package io.rpctimer.bench;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,12 +19,13 @@ import java.util.Properties;
  *
  * <p><b>Threading:</b> stateless; thread-safe.
  */
-final class MachineInfo {
+public final class MachineInfo {
 
     private MachineInfo() {
     }
 
-    static Map<String, Object> collect() {
+    /** @return date, CPU, cores, memory, OS, JVM and its arguments, versions, rpc-timer's commit */
+    public static Map<String, Object> collect() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("date", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         m.put("cpu", firstValue(Path.of("/proc/cpuinfo"), "model name"));

@@ -1,4 +1,4 @@
-package io.rpctimer.faults;
+package io.rpctimer.demo.consumer;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -6,11 +6,13 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A control for the wheel's tick lag: a daemon thread that only sleeps, 10 ms at a time (the wheel's tick), and
  * records how late it wakes. Whatever delays it (an overloaded machine, GC pauses) delays the wheel's worker too; so
- * a worker lag far above this one means the worker itself was held up, which it must never be.
+ * a worker lag far above this one means the worker itself was held up, which it must never be. The fault-injection
+ * suite and the failback benchmarks report it next to every tick lag they measure.
  *
- * <p><b>Threading:</b> start and stop from the test thread; the thread it starts writes the maximum.
+ * <p><b>Threading:</b> start and close from one thread; the thread it starts writes the maximum, any thread reads it.
+ * Times in milliseconds.
  */
-final class SleeperLag implements AutoCloseable {
+public final class SleeperLag implements AutoCloseable {
 
     private static final long PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
@@ -23,7 +25,8 @@ final class SleeperLag implements AutoCloseable {
         thread.setDaemon(true);
     }
 
-    static SleeperLag start() {
+    /** @return a started sleeper (a daemon thread named {@code sleeper-lag}) */
+    public static SleeperLag start() {
         SleeperLag s = new SleeperLag();
         s.thread.start();
         return s;
@@ -41,7 +44,7 @@ final class SleeperLag implements AutoCloseable {
     }
 
     /** @return the worst oversleep so far, in milliseconds */
-    double maxLagMillis() {
+    public double maxLagMillis() {
         return maxLagNanos / 1e6;
     }
 
