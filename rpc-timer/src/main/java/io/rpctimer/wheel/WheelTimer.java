@@ -27,7 +27,8 @@ import java.util.concurrent.locks.LockSupport;
  * }</pre>
  *
  * <p><b>Threading:</b> thread-safe. {@link #newTimeout} and {@link Timeout#cancel()} are O(1) and lock-free: new
- * timeouts reach the worker through a multi-producer queue, cancellations by a CAS on the timeout.
+ * timeouts reach the worker through multi-producer queues striped by producer thread, cancellations by a CAS on the
+ * timeout.
  *
  * <h3>Tick duration</h3>
  * Time advances in ticks ({@link Builder#tickDuration}, default 10 ms, at least 1 ms). A timeout runs at the first

@@ -302,6 +302,39 @@ class TimingWheelTest {
     }
 
     @Test
+    void aWorkerWokenFromANapIsNotLate() {
+        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
+            advanceMillis(TICK_MS);
+        }
+        wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+        assertTrue(wheel.isNapping());
+        ticker.advance(57, TimeUnit.MILLISECONDS); // a producer wakes it 7 ms into a tick of the nap
+        AtomicInteger runs = new AtomicInteger();
+        wheel.schedule(counting(runs), 0, TimeUnit.MILLISECONDS);
+        wheel.awake();
+        wheel.advance(ticker.nanoTime());
+        assertEquals(0, wheel.stats().maxTickLagNanos(), "the nap's ticks had nothing to do at their time");
+        advanceMillis(3); // the next tick, on time
+        assertEquals(1, executor.runAll());
+        assertEquals(0, wheel.stats().maxTickLagNanos());
+    }
+
+    @Test
+    void aNapOverslept() {
+        wheel.schedule(x -> { }, 100, TimeUnit.MILLISECONDS);
+        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
+            advanceMillis(TICK_MS);
+        }
+        long napNanos = wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+        assertTrue(wheel.isNapping());
+        ticker.advance(napNanos + TimeUnit.MILLISECONDS.toNanos(4), TimeUnit.NANOSECONDS); // woke 4 ms late
+        wheel.awake();
+        wheel.advance(ticker.nanoTime());
+        assertEquals(1, executor.runAll());
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(4), wheel.stats().lastTickLagNanos(), "oversleeping is lag");
+    }
+
+    @Test
     void queuedWorkPreventsANap() {
         for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
             advanceMillis(TICK_MS);
