@@ -121,7 +121,7 @@ final class ComparisonReport {
         String figures = String.format(Locale.ROOT, "probe %s, worker %s (a thread that only sleeps 10 ms: %s)",
                 ms(probe), ms(worker), ms(r.sleeperLagMillis()));
         if (Double.isNaN(worst)) {
-            return new Verdict(true, "the failback timer never started: no call failed");
+            return new Verdict(true, "the failback timer never started: the cluster put no call up for retry");
         }
         return worst < TICK_LAG_TARGET_MS
                 ? new Verdict(true, "worst tick lag " + ms(worst) + " < 50 ms: " + figures)
@@ -133,7 +133,7 @@ final class ComparisonReport {
         if (!r.settled()) {
             return new Verdict(false, String.format(Locale.ROOT, "not every failed-back call was settled when the "
                     + "consumer closed, %s after the last send (%d retries still pending); drain so far %s",
-                    seconds(r.times.drainMillis() + 0), r.pendingAtClose(), seconds(t.drainMillis())));
+                    seconds(r.settleWaitMillis()), r.pendingAtClose(), seconds(t.drainMillis())));
         }
         if (!r.wheel()) {
             return new Verdict(true, "every call settled; drain " + seconds(t.drainMillis())
