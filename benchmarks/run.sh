@@ -3,8 +3,8 @@
 #   timer-<mode>.{json,md,png,log}     the wheel against Netty, Dubbo, Kafka, the JDK scheduler and Agrona (JMH)
 #   failback-<mode>.{json,md,png,log}  Dubbo's failback cluster against wheelfailback, end to end over real Dubbo RPC
 #
-#   benchmarks/run.sh quick            # both parts, short: about 15 min on a quiet machine
-#   benchmarks/run.sh full             # both parts, as published in BENCHMARKS.md: about 45 min on a quiet machine
+#   benchmarks/run.sh quick            # both parts, short: about 7 min on a quiet 2-core machine
+#   benchmarks/run.sh full             # both parts, as published in BENCHMARKS.md: about 25 min
 #   benchmarks/run.sh quick|full timer|failback   # one part only
 #
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, but on two

@@ -24,8 +24,8 @@ import java.util.Map;
  * {@code failback-<mode>.log}.
  *
  * <pre>
- * benchmarks/run.sh quick failback   # about 5 min
- * benchmarks/run.sh full failback    # about 10 min
+ * benchmarks/run.sh quick failback   # about 2 min
+ * benchmarks/run.sh full failback    # about 3 min
  * java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.failback.FailbackComparison quick|full [outDir] [all|a,b,c,d]
  * </pre>
  *

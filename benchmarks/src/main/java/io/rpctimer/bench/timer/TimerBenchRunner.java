@@ -62,16 +62,17 @@ public final class TimerBenchRunner {
      * @param latenessRounds     case 4 measured rounds (1,000 timers each)
      * @param idleWindowMillis   case 5 measurement window, per state (empty, 1M pending)
      * @param attempts           tries of a disturbed measurement
+     * @param quietSamples       consecutive quiet 500 ms samples wanted before a measurement
      * @param quietWaitMillis    longest wait for a quiet machine before a measurement
      */
     record RunSettings(String name, int forks, int warmupIterations, int measureIterations, int fireAllWarmup,
                        int fireAllMeasure, int latenessWarmup, int latenessRounds, long idleWindowMillis,
-                       int attempts, long quietWaitMillis) {
+                       int attempts, int quietSamples, long quietWaitMillis) {
 
         static RunSettings of(String name) {
             return switch (name) {
-                case "quick" -> new RunSettings("quick", 1, 2, 3, 3, 5, 1, 1, 2_000, 2, 30_000);
-                case "full" -> new RunSettings("full", 3, 5, 5, 5, 10, 2, 3, 5_000, 4, 120_000);
+                case "quick" -> new RunSettings("quick", 1, 1, 2, 2, 3, 1, 1, 1_000, 2, 2, 30_000);
+                case "full" -> new RunSettings("full", 3, 5, 5, 5, 10, 2, 3, 5_000, 4, 4, 120_000);
                 default -> throw new IllegalArgumentException("mode: " + name + " (expected: quick or full)");
             };
         }
@@ -244,7 +245,7 @@ public final class TimerBenchRunner {
     private Map<String, Object> measured(String what, Supplier<Map<String, Object>> measurement) {
         Map<String, Object> best = null;
         for (int attempt = 1; attempt <= settings.attempts(); attempt++) {
-            double waited = monitor.awaitQuiet(QUIET_CORES, 4, settings.quietWaitMillis());
+            double waited = monitor.awaitQuiet(QUIET_CORES, settings.quietSamples(), settings.quietWaitMillis());
             System.out.printf("%n=== %s (attempt %d, waited %.1f s for a quiet machine)%n", what, attempt, waited);
             ForeignLoadMonitor.Mark mark = monitor.mark();
             Map<String, Object> row = measurement.get();
