@@ -1,20 +1,16 @@
 package io.rpctimer.bench.failback;
 
+import io.rpctimer.bench.ChartGrid;
 import java.awt.Color;
-import java.awt.Graphics2D;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
-import javax.imageio.ImageIO;
 import org.knowm.xchart.AnnotationLine;
-import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
-import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.CategorySeries;
-import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.CategoryStyler;
 
 /**
  * Draws the comparison into one PNG: four grouped bar charts (one bar per cluster per scenario) in a 2 × 2 grid:
@@ -47,31 +43,18 @@ final class FailbackChart {
                         r -> r.report.rejectedCallerTold() + r.report.callerErrors(), false, Double.NaN),
                 chart(runs, "Drain: last send to last retry completed", "s",
                         r -> r.times.drainMillis() / 1000, false, Double.NaN));
-        BufferedImage grid = new BufferedImage(2 * WIDTH, 2 * HEIGHT, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = grid.createGraphics();
-        g.setColor(Color.WHITE);
-        g.fillRect(0, 0, grid.getWidth(), grid.getHeight());
-        for (int i = 0; i < charts.size(); i++) {
-            g.drawImage(BitmapEncoder.getBufferedImage(charts.get(i)), (i % 2) * WIDTH, (i / 2) * HEIGHT, null);
-        }
-        g.dispose();
-        ImageIO.write(grid, "png", png.toFile());
+        ChartGrid.write(charts, WIDTH, HEIGHT, png);
     }
 
     private static CategoryChart chart(List<RunResult> runs, String title, String unit, ToDoubleFunction<RunResult> y,
                                        boolean log, double target) {
-        CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT).title(title)
-                .yAxisTitle(unit).build();
-        Styler st = chart.getStyler();
-        st.setLegendPosition(Styler.LegendPosition.OutsideS);
-        st.setLegendLayout(Styler.LegendLayout.Horizontal);
-        st.setChartBackgroundColor(Color.WHITE);
+        CategoryChart chart = ChartGrid.newChart(title, unit, WIDTH, HEIGHT);
+        CategoryStyler st = chart.getStyler();
         st.setPlotBackgroundColor(Color.WHITE);
-        chart.getStyler().setYAxisLogarithmic(log);
-        chart.getStyler().setLabelsVisible(true);
-        chart.getStyler().setLabelsFontColorAutomaticEnabled(false);
-        chart.getStyler().setLabelsFontColor(Color.DARK_GRAY);
-        chart.getStyler().setYAxisMin(log ? LOG_FLOOR_MS : 0.0);
+        st.setYAxisLogarithmic(log);
+        st.setLabelsFontColorAutomaticEnabled(false);
+        st.setLabelsFontColor(Color.DARK_GRAY);
+        st.setYAxisMin(log ? LOG_FLOOR_MS : 0.0);
         for (String cluster : List.of(ScenarioRun.DUBBO, ScenarioRun.WHEEL)) {
             List<String> x = new ArrayList<>();
             List<Double> v = new ArrayList<>();

@@ -1,5 +1,6 @@
 package io.rpctimer.bench.failback;
 
+import io.rpctimer.bench.ForeignLoadMonitor;
 import io.rpctimer.bench.Json;
 import io.rpctimer.bench.MachineInfo;
 import io.rpctimer.demo.provider.support.DubboNode;
@@ -72,16 +73,17 @@ public final class FailbackComparison {
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("mode", mode);
         results.put("machine", MachineInfo.collect());
-        results.put("loadAverageAtStart", HostLoad.loadAverages());
+        results.put("loadAverageAtStart", ForeignLoadMonitor.loadAverages());
         ScenarioRun.Settings settings = ScenarioRun.Settings.standard();
         results.put("settings", settingsMap(settings));
         List<RunResult> runs = new ArrayList<>();
         boolean failed = false;
         long start = System.nanoTime();
-        HostLoad.Mark load = HostLoad.mark();
-        try (LogTap tap = LogTap.install(out.resolve(base + ".log"))) {
+        try (ForeignLoadMonitor monitor = ForeignLoadMonitor.start();
+             LogTap tap = LogTap.install(out.resolve(base + ".log"))) {
+            ForeignLoadMonitor.Mark load = monitor.mark();
             console.printf(Locale.ROOT, "failback comparison, %s run: %d scenarios x 2 clusters; load average %s; "
-                    + "Dubbo's log lines go to %s%n", mode, scenarios.size(), HostLoad.loadAverages(),
+                    + "Dubbo's log lines go to %s%n", mode, scenarios.size(), ForeignLoadMonitor.loadAverages(),
                     out.resolve(base + ".log"));
             for (Scenario s : scenarios) {
                 Scenario.Plan plan = s.plan(mode.equals("full"));
@@ -89,7 +91,7 @@ public final class FailbackComparison {
                     console.printf(Locale.ROOT, "(%s) %s on %s: %s; %s%n", s.id, s.title, cluster, plan.load(),
                             plan.fault());
                     try {
-                        RunResult r = ScenarioRun.run(s, plan, cluster, settings, tap);
+                        RunResult r = ScenarioRun.run(s, plan, cluster, settings, tap, monitor);
                         runs.add(r);
                         console.printf(Locale.ROOT, "    done in %.1f s: %s%n", r.wallMillis() / 1000.0,
                                 ComparisonReport.summary(r));
@@ -100,9 +102,9 @@ public final class FailbackComparison {
                     }
                 }
             }
+            results.put("foreignCoresWholeRun", Math.round(monitor.coresSince(load) * 100) / 100.0);
         }
-        results.put("loadAverageAtEnd", HostLoad.loadAverages());
-        results.put("foreignCoresWholeRun", Math.round(HostLoad.foreignCoresSince(load) * 100) / 100.0);
+        results.put("loadAverageAtEnd", ForeignLoadMonitor.loadAverages());
         results.put("durationMinutes", Math.round((System.nanoTime() - start) / 6e8) / 100.0);
         ComparisonReport.analyse(results, runs);
         Files.writeString(out.resolve(base + ".json"), Json.write(results), StandardCharsets.UTF_8);

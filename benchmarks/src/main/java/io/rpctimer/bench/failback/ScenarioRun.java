@@ -1,5 +1,6 @@
 package io.rpctimer.bench.failback;
 
+import io.rpctimer.bench.ForeignLoadMonitor;
 import io.rpctimer.demo.consumer.DemoConsumer;
 import io.rpctimer.demo.consumer.Report;
 import io.rpctimer.demo.consumer.SleeperLag;
@@ -82,16 +83,19 @@ final class ScenarioRun {
      *
      * @param cluster {@value #DUBBO} or {@value #WHEEL}
      * @param tap     counts Dubbo's failback log lines, or null
+     * @param load    measures the CPU other processes use during the run, or null
      * @throws IllegalArgumentException if the cluster is neither
      */
-    static RunResult run(Scenario scenario, Scenario.Plan plan, String cluster, Settings settings, LogTap tap)
+    static RunResult run(Scenario scenario, Scenario.Plan plan, String cluster, Settings settings, LogTap tap,
+                         ForeignLoadMonitor load)
             throws InterruptedException {
         if (!DUBBO.equals(cluster) && !WHEEL.equals(cluster)) {
             throw new IllegalArgumentException("cluster: '" + cluster + "' (expected: " + DUBBO + " or " + WHEEL + ")");
         }
         boolean wheel = WHEEL.equals(cluster);
         long t0 = System.nanoTime();
-        HostLoad.Mark load = HostLoad.mark();
+        ForeignLoadMonitor.Mark loadMark = load == null ? null : load.mark();
+        Duration cpu0 = selfCpu();
         Map<LogTap.Marker, Long> logBefore = tap == null ? Map.of() : tap.counts();
         RetryStats statsBefore = WheelFailback.stats();
         RetryStore previousStore = WheelFailback.retryStore();
@@ -205,9 +209,11 @@ final class ScenarioRun {
         }
         result.faultLog(faultLog);
         result.logLines(tap == null ? Map.of() : LogTap.delta(logBefore, tap.counts()));
-        result.foreignCores(HostLoad.foreignCoresSince(load));
-        result.selfCores(HostLoad.selfCoresSince(load));
-        result.wallMillis((System.nanoTime() - t0) / 1_000_000);
+        long wallNanos = System.nanoTime() - t0;
+        result.foreignCores(load == null ? Double.NaN : load.coresSince(loadMark));
+        Duration cpu = selfCpu();
+        result.selfCores(cpu0 == null || cpu == null ? Double.NaN : (double) cpu.minus(cpu0).toNanos() / wallNanos);
+        result.wallMillis(wallNanos / 1_000_000);
         return result.build();
     }
 
@@ -282,6 +288,11 @@ final class ScenarioRun {
                 b.retriesSent() - a.retriesSent(), b.retriesFailed() - a.retriesFailed(),
                 b.delivered() - a.delivered(), b.abandoned() - a.abandoned(), b.rejected() - a.rejected(),
                 b.handedOver() - a.handedOver(), b.listenerErrors() - a.listenerErrors());
+    }
+
+    /** @return this JVM's CPU time so far, all threads, or null where the platform does not say */
+    private static Duration selfCpu() {
+        return ProcessHandle.current().info().totalCpuDuration().orElse(null);
     }
 
     /** @return {@code m} rounded to one decimal, for JSON */

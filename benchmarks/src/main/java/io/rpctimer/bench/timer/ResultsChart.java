@@ -1,21 +1,16 @@
 package io.rpctimer.bench.timer;
 
+import io.rpctimer.bench.ChartGrid;
 import java.awt.Color;
-import java.awt.Graphics2D;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
-import javax.imageio.ImageIO;
 import org.knowm.xchart.AnnotationLine;
-import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
-import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.CategorySeries;
-import org.knowm.xchart.style.Styler;
 
 /**
  * Draws the main comparisons of a run into one PNG: six bar charts in a 2 × 3 grid, one colour per implementation
@@ -54,15 +49,7 @@ final class ResultsChart {
                 perImpl(results, "lateness", "Case 4: p99 lateness behind a 1 s blocking task (log scale)", "ms",
                         row -> ResultsReport.num(row, "p99Ms"), true, ResultsReport.LATENESS_TARGET_MS),
                 idleCpu(results));
-        BufferedImage grid = new BufferedImage(2 * WIDTH, 3 * HEIGHT, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = grid.createGraphics();
-        g.setColor(Color.WHITE);
-        g.fillRect(0, 0, grid.getWidth(), grid.getHeight());
-        for (int i = 0; i < charts.size(); i++) {
-            g.drawImage(BitmapEncoder.getBufferedImage(charts.get(i)), (i % 2) * WIDTH, (i / 2) * HEIGHT, null);
-        }
-        g.dispose();
-        ImageIO.write(grid, "png", png.toFile());
+        ChartGrid.write(charts, WIDTH, HEIGHT, png);
     }
 
     private static CategoryChart throughput(Map<String, Object> results) {
@@ -133,13 +120,8 @@ final class ResultsChart {
     }
 
     private static CategoryChart chart(String title, String yTitle) {
-        CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT).title(title).yAxisTitle(yTitle)
-                .build();
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
-        chart.getStyler().setLegendLayout(Styler.LegendLayout.Horizontal);
-        chart.getStyler().setLabelsVisible(true);
+        CategoryChart chart = ChartGrid.newChart(title, yTitle, WIDTH, HEIGHT);
         chart.getStyler().setDecimalPattern("#,##0.##");
-        chart.getStyler().setChartBackgroundColor(Color.WHITE);
         chart.getStyler().setPlotGridVerticalLinesVisible(false);
         return chart;
     }

@@ -1,5 +1,6 @@
 package io.rpctimer.bench.timer;
 
+import io.rpctimer.bench.ForeignLoadMonitor;
 import io.rpctimer.bench.Json;
 import io.rpctimer.bench.MachineInfo;
 import java.io.BufferedReader;

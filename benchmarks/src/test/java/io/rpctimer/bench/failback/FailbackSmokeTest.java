@@ -35,7 +35,7 @@ class FailbackSmokeTest {
                 "p1 fails every call (smoke test)");
         ScenarioRun.Settings settings = new ScenarioRun.Settings(Duration.ofSeconds(1), 200, Duration.ofSeconds(15));
 
-        RunResult r = ScenarioRun.run(Scenario.D, plan, ScenarioRun.WHEEL, settings, null);
+        RunResult r = ScenarioRun.run(Scenario.D, plan, ScenarioRun.WHEEL, settings, null, null);
 
         assertTrue(r.report.addsUp(), r.report.toTable());
         assertEquals(20, r.report.sent());

@@ -1,4 +1,4 @@
-package io.rpctimer.bench.timer;
+package io.rpctimer.bench;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -6,7 +6,9 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -14,14 +16,14 @@ import java.util.stream.Stream;
  * Watches how much CPU the rest of the machine uses while the benchmarks run: every 500 ms it reads
  * {@code /proc/<pid>/stat} of every process that is not this JVM or one of its descendants (the JMH forks and
  * harness JVMs) and adds up their CPU time. On a 2-core machine another build running alongside skews every
- * number, so the runner waits for a quiet machine before each measurement, records the foreign load during it and
- * repeats a disturbed one.
+ * number: the timer runner waits for a quiet machine before each measurement, records the foreign load during it and
+ * repeats a disturbed one; the failback comparison records the foreign load of every run.
  *
  * <p>Linux only; elsewhere {@link #available()} is false and loads read as NaN.
  *
  * <p><b>Threading:</b> one daemon sampling thread writes; any thread reads.
  */
-final class ForeignLoadMonitor implements AutoCloseable {
+public final class ForeignLoadMonitor implements AutoCloseable {
 
     private static final Path PROC = Path.of("/proc");
     private static final long SAMPLE_MILLIS = 500;
@@ -45,21 +47,21 @@ final class ForeignLoadMonitor implements AutoCloseable {
         }
     }
 
-    static ForeignLoadMonitor start() {
+    public static ForeignLoadMonitor start() {
         return new ForeignLoadMonitor();
     }
 
-    boolean available() {
+    public boolean available() {
         return available;
     }
 
     /** @return a mark to pass to {@link #coresSince} */
-    Mark mark() {
+    public Mark mark() {
         return new Mark(System.nanoTime(), foreignTicks.get());
     }
 
     /** @return the average foreign load since {@code mark}, in cores (1.0 = one core busy), or NaN */
-    double coresSince(Mark mark) {
+    public double coresSince(Mark mark) {
         if (!available) {
             return Double.NaN;
         }
@@ -68,7 +70,7 @@ final class ForeignLoadMonitor implements AutoCloseable {
     }
 
     /** @return the foreign load of the last 500 ms sample, in cores, or NaN */
-    double lastCores() {
+    public double lastCores() {
         return Double.longBitsToDouble(lastLoadBits.get());
     }
 
@@ -78,14 +80,14 @@ final class ForeignLoadMonitor implements AutoCloseable {
      *
      * @return the seconds waited
      */
-    double awaitQuiet(double maxCores, int quietSamples, long maxWaitMillis) {
+    public double awaitQuiet(double maxCores, int quietSamples, long maxWaitMillis) {
         long start = System.nanoTime();
         if (!available) {
             return 0;
         }
         int quiet = 0;
         while (quiet < quietSamples && (System.nanoTime() - start) / 1_000_000 < maxWaitMillis) {
-            BenchConfig.sleepMillis(SAMPLE_MILLIS); // about one fresh sample
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(SAMPLE_MILLIS)); // about one fresh sample
             quiet = lastCores() <= maxCores ? quiet + 1 : 0;
         }
         return (System.nanoTime() - start) / 1e9;
@@ -95,7 +97,7 @@ final class ForeignLoadMonitor implements AutoCloseable {
         Map<Long, Long> previous = readForeignTicks();
         long previousNanos = System.nanoTime();
         while (running) {
-            BenchConfig.sleepMillis(SAMPLE_MILLIS);
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(SAMPLE_MILLIS));
             Map<Long, Long> current = readForeignTicks();
             long nanos = System.nanoTime();
             long delta = 0;
@@ -151,12 +153,22 @@ final class ForeignLoadMonitor implements AutoCloseable {
         }
     }
 
+    /** @return "1.18 0.85 2.19", the 1, 5 and 15 minute load averages, or "unknown" */
+    public static String loadAverages() {
+        try {
+            String[] f = Files.readString(PROC.resolve("loadavg")).trim().split("\\s+");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
+    }
+
     @Override
     public void close() {
         running = false;
     }
 
     /** A point in time and the foreign CPU ticks counted until then. */
-    record Mark(long nanos, long ticks) {
+    public record Mark(long nanos, long ticks) {
     }
 }
