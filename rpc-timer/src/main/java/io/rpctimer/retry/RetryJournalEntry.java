@@ -1,0 +1,22 @@
+package io.rpctimer.retry;
+
+/**
+ * One failed call in a {@link RetryJournal}.
+ *
+ * <p><b>Threading:</b> immutable (the payload array is not copied: neither side changes it).
+ *
+ * @param retryId          the call's {@code retry.id}, the entry's key
+ * @param application      the Dubbo application that made the call
+ * @param serviceKey       the service key ({@code group/interface:version})
+ * @param method           the method name
+ * @param payload          the call's arguments and attachments, serialized by the caller; opaque here
+ * @param attempt          the retry that is scheduled next, 1-based
+ * @param dueEpochMillis   when that retry is due, epoch milliseconds
+ * @param lastProvider     the provider of the attempt that failed last, or null
+ * @param lastFailure      a short text of the last failure, or null
+ * @param createdEpochMillis when the call first failed, epoch milliseconds
+ */
+public record RetryJournalEntry(String retryId, String application, String serviceKey, String method,
+                                byte[] payload, int attempt, long dueEpochMillis, String lastProvider,
+                                String lastFailure, long createdEpochMillis) {
+}
