@@ -42,11 +42,15 @@ final class DubboNode implements AutoCloseable {
     }
 
     static DubboNode provider(String name, GreetingService impl) {
+        return provider(name, GreetingService.class, impl);
+    }
+
+    static <S> DubboNode provider(String name, Class<S> type, S impl) {
         DubboNode n = new DubboNode(name, freePort());
         ProtocolConfig pc = new ProtocolConfig("dubbo", n.port);
         pc.setHost("127.0.0.1");
-        ServiceConfig<GreetingService> sc = new ServiceConfig<>();
-        sc.setInterface(GreetingService.class);
+        ServiceConfig<S> sc = new ServiceConfig<>();
+        sc.setInterface(type);
         sc.setRef(impl);
         n.bootstrap.protocol(pc).service(sc).start();
         return n;
@@ -54,11 +58,15 @@ final class DubboNode implements AutoCloseable {
 
     /** A consumer whose reference goes straight to {@code providers} (two or more, so the cluster applies). */
     static DubboNode consumer(String name, ReferenceConfig<GreetingService> reference, DubboNode... providers) {
+        return consumer(name, GreetingService.class, reference, providers);
+    }
+
+    static <S> DubboNode consumer(String name, Class<S> type, ReferenceConfig<S> reference, DubboNode... providers) {
         StringBuilder urls = new StringBuilder();
         for (DubboNode p : providers) {
             urls.append(urls.length() == 0 ? "" : ";").append("dubbo://127.0.0.1:").append(p.port);
         }
-        reference.setInterface(GreetingService.class);
+        reference.setInterface(type);
         reference.setUrl(urls.toString());
         reference.setCheck(false);
         DubboNode n = new DubboNode(name, -1);
