@@ -59,7 +59,7 @@ class RetryOnTest {
 
     /** issue 11 #20: a cause chain with a cycle (a -> b -> a) is walked once, not forever. */
     @Test
-    @org.junit.jupiter.api.Timeout(10)
+    @org.junit.jupiter.api.Timeout(value = 10, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
     void causeCycleEndsTheWalk() {
         IllegalStateException a = new IllegalStateException("a");
         IllegalArgumentException b = new IllegalArgumentException("b", a);
