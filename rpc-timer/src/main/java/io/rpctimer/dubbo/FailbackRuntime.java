@@ -63,6 +63,15 @@ final class FailbackRuntime {
         return pending.remove(call);
     }
 
+    /** Hands the pending retries of {@code owner}, a reference being destroyed, to the store. */
+    void handOver(WheelFailbackClusterInvoker<?> owner) {
+        for (RetryTimerTask call : pending) {
+            if (call.owner() == owner) {
+                call.handOver(null);
+            }
+        }
+    }
+
     /** Hands every pending retry to the store, then gives the wheel back. */
     void close() {
         closed = true;

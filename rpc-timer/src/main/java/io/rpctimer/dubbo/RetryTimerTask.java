@@ -11,13 +11,16 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.dubbo.common.URL;
-import org.apache.dubbo.rpc.RpcInvocation;
 
 /**
  * One failed call on its way to an outcome: it sits on the shared wheel until its backoff delay has passed, then
  * (on the wheel's executor, never its worker) sends the next retry asynchronously and waits for nothing. The reply
  * or the per-attempt timeout brings it back: {@code DELIVERED}, or rescheduled with the next delay, or
  * {@code ABANDONED} when the policy says stop. Shutdown hands it to the store ({@code HANDED_OVER}).
+ *
+ * <p>It keeps no {@link Throwable}: the last failure is kept as its class and a short message
+ * ({@link #MAX_MESSAGE_CHARS} characters at most), for the store; listeners get the live failure with the event of the
+ * attempt that failed.
  *
  * <p>Concurrency: at any time the call is on the wheel, running, or waiting for one reply, so its progress fields
  * are handed from thread to thread through the wheel and the reply future (each a happens-before edge); they are
@@ -28,7 +31,10 @@ final class RetryTimerTask implements TimerTask {
 
     private final WheelFailbackClusterInvoker<?> owner;
     private final RetryPolicy policy;
-    private final RpcInvocation snapshot;
+    /** The most of a failure's message kept while the call waits: enough to tell failures apart, no URL lists. */
+    static final int MAX_MESSAGE_CHARS = 120;
+
+    private final WheelFailbackClusterInvoker.Snapshot snapshot;
     private final URL consumerUrl;
     private final String retryId;
     private final AtomicBoolean ended = new AtomicBoolean();
@@ -36,18 +42,18 @@ final class RetryTimerTask implements TimerTask {
     /** Retries sent so far. */
     private volatile int attempt;
     private volatile String lastProvider;
-    private volatile Throwable lastFailure;
+    private volatile Class<?> lastFailureClass;
+    private volatile String lastFailureMessage;
     private volatile Timeout timeout;
 
-    RetryTimerTask(WheelFailbackClusterInvoker<?> owner, RetryPolicy policy, RpcInvocation snapshot, URL consumerUrl,
-                   String retryId, String firstProvider, Throwable firstFailure) {
+    RetryTimerTask(WheelFailbackClusterInvoker<?> owner, RetryPolicy policy, WheelFailbackClusterInvoker.Snapshot snapshot,
+                   URL consumerUrl, String retryId, String firstProvider) {
         this.owner = owner;
         this.policy = policy;
         this.snapshot = snapshot;
         this.consumerUrl = consumerUrl;
         this.retryId = retryId;
         this.lastProvider = firstProvider;
-        this.lastFailure = firstFailure;
     }
 
     String retryId() {
@@ -59,10 +65,14 @@ final class RetryTimerTask implements TimerTask {
     }
 
     String method() {
-        return snapshot.getMethodName();
+        return snapshot.method();
     }
 
-    RpcInvocation snapshot() {
+    WheelFailbackClusterInvoker<?> owner() {
+        return owner;
+    }
+
+    WheelFailbackClusterInvoker.Snapshot snapshot() {
         return snapshot;
     }
 
@@ -83,13 +93,33 @@ final class RetryTimerTask implements TimerTask {
         return attempt;
     }
 
-    /** Puts the first retry on the wheel. The caller has already counted the call and admitted it. */
-    void start() {
-        schedule(policy.nextDelayNanos(1, lastFailure, true));
+    /**
+     * Puts the first retry on the wheel. The caller has already counted the call and admitted it.
+     *
+     * @param failure what the original attempt failed with
+     */
+    void start(Throwable failure) {
+        remember(failure);
+        schedule(policy.nextDelayNanos(1, failure, true), failure);
     }
 
-    private void schedule(long delayNanos) {
-        WheelFailback.emit(RetryEvent.Type.SCHEDULED, this, attempt + 1, lastProvider, delayNanos, lastFailure);
+    /** Keeps the failure's class and a bounded message, not the failure (its stack, causes, and URL-laden text). */
+    private void remember(Throwable failure) {
+        lastFailureClass = failure.getClass();
+        String message = failure.getMessage();
+        lastFailureMessage = message == null ? null
+                : owner.shared(message.length() <= MAX_MESSAGE_CHARS ? message
+                        : message.substring(0, MAX_MESSAGE_CHARS));
+    }
+
+    /** @return the class and short message of the last failure, or null before the first */
+    String lastFailure() {
+        Class<?> type = lastFailureClass;
+        return type == null ? null : type.getName() + ": " + lastFailureMessage;
+    }
+
+    private void schedule(long delayNanos, Throwable failure) {
+        WheelFailback.emit(RetryEvent.Type.SCHEDULED, this, attempt + 1, lastProvider, delayNanos, failure);
         try {
             timeout = owner.runtime().timer().newTimeout(this, delayNanos, TimeUnit.NANOSECONDS);
         } catch (IllegalStateException | RejectedExecutionException e) {
@@ -126,7 +156,7 @@ final class RetryTimerTask implements TimerTask {
         if (ended.get()) {
             return;
         }
-        lastFailure = failure;
+        remember(failure);
         WheelFailback.emit(RetryEvent.Type.FAILED, this, attempt, provider, 0, failure);
         if (owner.isGone() || owner.runtime().isClosed()) {
             handOver(null);
@@ -136,7 +166,7 @@ final class RetryTimerTask implements TimerTask {
         if (delayNanos == RetryPolicy.STOP) {
             end(RetryEvent.Type.ABANDONED, attempt, provider, failure);
         } else {
-            schedule(delayNanos);
+            schedule(delayNanos, failure);
         }
     }
 
@@ -182,15 +212,16 @@ final class RetryTimerTask implements TimerTask {
 
     private PendingRetry pendingRetry() {
         Map<String, String> attachments = new HashMap<>();
-        snapshot.getObjectAttachments().forEach((k, v) -> attachments.put(k, String.valueOf(v)));
-        Class<?>[] types = snapshot.getParameterTypes();
+        snapshot.attachments().forEach((k, v) -> attachments.put(k, String.valueOf(v)));
+        attachments.put(WheelFailback.RETRY_ID, retryId);
+        Class<?>[] types = snapshot.parameterTypes();
         String[] typeNames = new String[types.length];
         for (int i = 0; i < types.length; i++) {
             typeNames[i] = types[i].getName();
         }
         URL url = owner.getUrl();
-        return new PendingRetry(retryId, service(), url.getGroup(), url.getVersion(), method(),
-                typeNames, snapshot.getArguments(), Map.copyOf(attachments), attempt + 1, lastFailure,
+        return new PendingRetry(retryId, service(), url.getGroup(), url.getVersion(), snapshot.invokedMethod(),
+                typeNames, snapshot.arguments(), Map.copyOf(attachments), attempt + 1, lastFailure(),
                 System.currentTimeMillis());
     }
 
