@@ -5,21 +5,36 @@ import io.rpctimer.wheel.SharedWheelTimer;
 import io.rpctimer.wheel.Timer;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * What the {@code wheelfailback} invokers of one Dubbo application share: a lease on the JVM-wide wheel, a
  * future-timeout checker on it, and the set of calls with a retry pending, which {@link #close()} hands to the
  * {@link io.rpctimer.retry.RetryStore} when the application is destroyed.
  *
+ * <p>A reference can also be destroyed while the application runs ({@code ReferenceConfig.destroy()}, a migration
+ * rule replacing it). Dubbo then destroys its directory but never calls the cluster invoker, so while any retry is
+ * pending a sweep on the wheel looks every {@value #SWEEP_MILLIS} ms for calls whose reference is gone and hands them
+ * over; a reference's retries are handed over within about a second of its destruction, not when each comes due.
+ *
  * <p><b>Threading:</b> thread-safe.
  */
 final class FailbackRuntime {
+
+    /** How often the sweep looks for destroyed references, in milliseconds. */
+    static final long SWEEP_MILLIS = 1_000;
 
     private final SharedWheelTimer.Lease lease;
     private final Timer timer;
     private final FutureTimeoutChecker checker;
     private final Set<RetryTimerTask> pending = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    /** Whether the sweep runs: false without a lease (tests call {@link #sweep()} themselves). */
+    private final boolean sweeps;
+    /** Whether a sweep is on the wheel. */
+    private final AtomicBoolean sweeping = new AtomicBoolean();
 
     /** Borrows the shared wheel. */
     FailbackRuntime() {
@@ -30,13 +45,15 @@ final class FailbackRuntime {
         this.lease = lease;
         this.timer = lease.timer();
         this.checker = new FutureTimeoutChecker(timer);
+        this.sweeps = true;
     }
 
-    /** Runs on {@code timer} (tests); {@link #close()} leaves it running. */
+    /** Runs on {@code timer} (tests) with no sweep of its own; {@link #close()} leaves it running. */
     FailbackRuntime(Timer timer) {
         this.lease = null;
         this.timer = timer;
         this.checker = new FutureTimeoutChecker(timer);
+        this.sweeps = false;
     }
 
     Timer timer() {
@@ -55,6 +72,39 @@ final class FailbackRuntime {
         pending.add(call);
         if (closed) {
             call.handOver(null); // lost the race with close(): hand over rather than leave it
+        } else if (sweeps && sweeping.compareAndSet(false, true)) {
+            scheduleSweep();
+        }
+    }
+
+    private void scheduleSweep() {
+        try {
+            timer.newTimeout(t -> sweep(), SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (IllegalStateException | RejectedExecutionException e) {
+            sweeping.set(false); // the wheel stopped: the application is closing, and close() hands everything over
+        }
+    }
+
+    /**
+     * Hands over the pending calls whose reference was destroyed. While calls are pending and the runtime is open,
+     * the sweep puts itself back on the wheel.
+     */
+    void sweep() {
+        for (RetryTimerTask call : pending) {
+            if (call.owner().isGone()) {
+                call.handOver(null);
+            }
+        }
+        if (!sweeps || closed) {
+            return;
+        }
+        if (!pending.isEmpty()) {
+            scheduleSweep();
+            return;
+        }
+        sweeping.set(false);
+        if (!pending.isEmpty() && sweeping.compareAndSet(false, true)) {
+            scheduleSweep(); // a call came in between the check and the reset
         }
     }
 

@@ -99,6 +99,7 @@ final class Failures {
     /** @return {@code t} without the {@link CompletionException}/{@link ExecutionException} wrappers of futures */
     static Throwable unwrap(Throwable t) {
         Throwable f = t;
+        // bounded: wrappers whose causes form a cycle must not loop forever
         for (int depth = 0; depth < 16 && (f instanceof CompletionException || f instanceof ExecutionException)
                 && f.getCause() != null; depth++) {
             f = f.getCause();

@@ -271,9 +271,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /**
-     * Hands this reference's pending retries to the store now: a reference destroyed while the application runs
-     * (its {@code ReferenceConfig} destroyed, or replaced by a migration rule) would otherwise keep each one until
-     * it comes due. Dubbo calls this through the reference's invoker chain.
+     * Hands this reference's pending retries to the store now. Dubbo's own chain does not call this when a
+     * {@code ReferenceConfig} is destroyed (its cluster filter invoker destroys only the directory): that case is
+     * found by {@link FailbackRuntime}'s sweep.
      */
     @Override
     public void destroy() {

@@ -705,6 +705,28 @@ class WheelFailbackClusterInvokerTest {
         assertEquals(1, timer.retries().size());
     }
 
+    /**
+     * issue 11 #11: what Dubbo does on ReferenceConfig.destroy(): it destroys the directory, never the cluster
+     * invoker. The runtime's sweep finds the reference gone and hands its retries over.
+     */
+    @Test
+    void sweepHandsOverTheRetriesOfAReferenceWhoseDirectoryWasDestroyed() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        given(providerB.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("", providerA);
+        Directory<GreetingService> destroyed = directory;
+        WheelFailbackClusterInvoker<GreetingService> other = cluster("", providerB);
+        cluster.invoke(call("notify"));
+        other.invoke(call("notify"));
+        runtime.sweep();
+        assertEquals(0, store.size(), "nothing is gone yet");
+        given(destroyed.isDestroyed()).willReturn(true);
+        runtime.sweep();
+        assertEquals(1, store.size());
+        assertEquals(0, cluster.pendingRetries());
+        assertEquals(1, other.pendingRetries());
+    }
+
     // ------------------------------------------------------------------ per-method config
 
     /** issue 11 #12: Dubbo's failback maps a negative retries to its default (3), service or method level. */

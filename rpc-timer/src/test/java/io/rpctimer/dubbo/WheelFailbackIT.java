@@ -196,8 +196,8 @@ class WheelFailbackIT {
                 "worst tick lag " + TimeUnit.NANOSECONDS.toMillis(wheel.maxTickLagNanos()) + " ms");
     }
 
-    @Test
-    void shutdownHandsPendingRetriesToTheStore() {
+    /** Both providers hang: three calls fail back, their retries a minute away. */
+    private void threeRetriesPending() {
         s1.mode = ScriptedGreetingService.Mode.HANG;
         s2.mode = ScriptedGreetingService.Mode.HANG;
         GreetingService svc = connect(Map.of("failback.delay", "60000"));
@@ -205,6 +205,11 @@ class WheelFailbackIT {
             assertNull(svc.notify("pending-" + i));
         }
         assertEquals(3, of(RetryEvent.Type.SCHEDULED).size());
+    }
+
+    @Test
+    void shutdownHandsPendingRetriesToTheStore() {
+        threeRetriesPending();
 
         consumer.close();
         consumer = null;
@@ -220,13 +225,7 @@ class WheelFailbackIT {
      */
     @Test
     void destroyedReferenceHandsItsRetriesOverPromptly() {
-        s1.mode = ScriptedGreetingService.Mode.HANG;
-        s2.mode = ScriptedGreetingService.Mode.HANG;
-        GreetingService svc = connect(Map.of("failback.delay", "60000"));
-        for (int i = 0; i < 3; i++) {
-            assertNull(svc.notify("pending-" + i));
-        }
-        assertEquals(3, of(RetryEvent.Type.SCHEDULED).size());
+        threeRetriesPending();
 
         reference.destroy();
         await().atMost(Duration.ofSeconds(10)).until(() -> of(RetryEvent.Type.HANDED_OVER).size() == 3);
