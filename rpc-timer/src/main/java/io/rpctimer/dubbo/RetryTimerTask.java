@@ -9,7 +9,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.apache.dubbo.common.URL;
 
 /**
@@ -37,7 +37,11 @@ final class RetryTimerTask implements TimerTask {
     private final WheelFailbackClusterInvoker.Snapshot snapshot;
     private final URL consumerUrl;
     private final String retryId;
-    private final AtomicBoolean ended = new AtomicBoolean();
+    private static final AtomicIntegerFieldUpdater<RetryTimerTask> ENDED =
+            AtomicIntegerFieldUpdater.newUpdater(RetryTimerTask.class, "ended");
+
+    /** 1 once the call has its outcome (an updater, not an AtomicBoolean: one object less per pending call). */
+    private volatile int ended;
 
     /** Retries sent so far. */
     private volatile int attempt;
@@ -46,8 +50,9 @@ final class RetryTimerTask implements TimerTask {
     private volatile String lastFailureMessage;
     private volatile Timeout timeout;
 
-    RetryTimerTask(WheelFailbackClusterInvoker<?> owner, RetryPolicy policy, WheelFailbackClusterInvoker.Snapshot snapshot,
-                   URL consumerUrl, String retryId, String firstProvider) {
+    RetryTimerTask(WheelFailbackClusterInvoker<?> owner, RetryPolicy policy,
+                   WheelFailbackClusterInvoker.Snapshot snapshot, URL consumerUrl, String retryId,
+                   String firstProvider) {
         this.owner = owner;
         this.policy = policy;
         this.snapshot = snapshot;
@@ -130,7 +135,7 @@ final class RetryTimerTask implements TimerTask {
     /** Runs on the wheel's executor. */
     @Override
     public void run(Timeout t) {
-        if (ended.get()) {
+        if (ended != 0) {
             return;
         }
         if (owner.isGone() || owner.runtime().isClosed()) {
@@ -153,7 +158,7 @@ final class RetryTimerTask implements TimerTask {
 
     /** The retry failed, before or after it was sent: schedule the next one, or stop. */
     void failed(String provider, Throwable failure, boolean rpcFailure) {
-        if (ended.get()) {
+        if (ended != 0) {
             return;
         }
         remember(failure);
@@ -177,7 +182,7 @@ final class RetryTimerTask implements TimerTask {
      * @param cause why it could not go on, or null for a normal shutdown
      */
     void handOver(Throwable cause) {
-        if (!ended.compareAndSet(false, true)) {
+        if (!ENDED.compareAndSet(this, 0, 1)) {
             return;
         }
         Timeout t = timeout;
@@ -198,7 +203,7 @@ final class RetryTimerTask implements TimerTask {
 
     /** Ends the call with {@code type}, once. */
     boolean end(RetryEvent.Type type, int atAttempt, String provider, Throwable failure) {
-        if (!ended.compareAndSet(false, true)) {
+        if (!ENDED.compareAndSet(this, 0, 1)) {
             return false;
         }
         finish(type, atAttempt, provider, failure);

@@ -3,6 +3,7 @@ package io.rpctimer.dubbo;
 import io.rpctimer.retry.OverflowPolicy;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryPolicy;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -70,6 +71,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     private final AtomicInteger pending = new AtomicInteger();
     /** The last failure message a pending call kept; any thread writes it, a stale read only costs a copy. */
     private volatile String lastMessage;
+    /** The last parameter types a pending call kept (Dubbo's proxy makes a new array per call); as above. */
+    private volatile Class<?>[] lastTypes;
 
     /**
      * @throws IllegalArgumentException naming the URL key and value, if the reference's configuration is invalid
@@ -206,7 +209,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      */
     private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure) {
         RetryPolicy policy = policy(invocation);
-        RetryTimerTask call = new RetryTimerTask(this, policy, Snapshot.of(invocation), consumerUrl,
+        RetryTimerTask call = new RetryTimerTask(this, policy,
+                Snapshot.of(invocation, shared(invocation.getParameterTypes())), consumerUrl,
                 invocation.getAttachment(WheelFailback.RETRY_ID), provider);
         WheelFailback.counters().callFailed();
         if (policy.retries() == 0) {
@@ -337,15 +341,15 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      * {@code arguments} and the two maps is shared with every other call of the method; the argument array is a
      * shallow copy (the argument objects are the caller's); attributes are copied without Dubbo's profiler entry,
      * which holds the first attempt's timing tree, and without keys that are not names (a load balancer's
-     * per-invoker state).
+     * per-invoker state). No invoke mode: every retry goes out async.
      *
-     * @param method the method the caller means: for a generic call ({@code $invoke}), the method it names
+     * @param invokedMethod the method as invoked ({@code $invoke} for a generic call)
      */
-    record Snapshot(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod, String method,
+    record Snapshot(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
                     String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, Object[] arguments,
-                    Map<String, Object> attachments, Map<Object, Object> attributes, InvokeMode invokeMode) {
+                    Map<String, Object> attachments, Map<Object, Object> attributes) {
 
-        static Snapshot of(Invocation inv) {
+        static Snapshot of(Invocation inv, Class<?>[] parameterTypes) {
             Map<String, Object> attachments = new HashMap<>();
             inv.getObjectAttachments().forEach((k, v) -> {
                 if (v != null && !k.equals(WheelFailback.RETRY_ID) && !k.equals(WheelFailback.RETRY_ATTEMPT)) {
@@ -360,15 +364,22 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             });
             Object[] arguments = inv.getArguments();
             return new Snapshot(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
-                    RpcUtils.getMethodName(inv), inv.getServiceName(), inv.getProtocolServiceKey(),
-                    inv.getParameterTypes(), arguments == null ? null : arguments.clone(), Map.copyOf(attachments),
-                    Map.copyOf(attributes), inv instanceof RpcInvocation r ? r.getInvokeMode() : null);
+                    inv.getServiceName(), inv.getProtocolServiceKey(), parameterTypes,
+                    arguments == null ? null : arguments.clone(), Map.copyOf(attachments), Map.copyOf(attributes));
+        }
+
+        /** @return the method the caller means: for a generic call, the one it names (as {@code RpcUtils}) */
+        String method() {
+            boolean generic = CommonConstants.$INVOKE.equals(invokedMethod)
+                    || CommonConstants.$INVOKE_ASYNC.equals(invokedMethod);
+            return generic && arguments != null && arguments.length > 0 && arguments[0] instanceof String named
+                    ? named : invokedMethod;
         }
 
         RpcInvocation toInvocation() {
             return new RpcInvocation(targetServiceUniqueName, serviceModel, invokedMethod, serviceName,
                     protocolServiceKey, parameterTypes, arguments, new HashMap<>(attachments), null,
-                    Collections.synchronizedMap(new HashMap<>(attributes)), invokeMode);
+                    Collections.synchronizedMap(new HashMap<>(attributes)), null);
         }
     }
 
@@ -387,6 +398,16 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         }
         lastMessage = message;
         return message;
+    }
+
+    /** @return {@code types}, or an equal array kept earlier: calls of one method keep one array between them */
+    private Class<?>[] shared(Class<?>[] types) {
+        Class<?>[] last = lastTypes;
+        if (Arrays.equals(types, last)) {
+            return last;
+        }
+        lastTypes = types;
+        return types;
     }
 
     FailbackRuntime runtime() {
