@@ -57,7 +57,8 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * <p>A pending call keeps only what its next attempt needs: method, parameter types, its own copy of the argument
  * array (the argument objects themselves are shared with the caller), attachments and attributes (no profiler
  * entry), and the class and a short message of its last failure; never a {@link Throwable} or a provider invoker.
- * When the reference is destroyed while the application runs, its pending retries are handed to the store at once.
+ * When the reference is destroyed while the application runs, its pending retries are handed to the store within
+ * about a second ({@link FailbackRuntime}), not when each comes due.
  *
  * <p><b>Threading:</b> thread-safe, as every Dubbo invoker.
  */
