@@ -2,6 +2,7 @@ package io.rpctimer.dubbo;
 
 import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
+import io.rpctimer.wheel.Timeout;
 import io.rpctimer.wheel.Timer;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,10 +32,12 @@ final class FailbackRuntime {
     private final FutureTimeoutChecker checker;
     private final Set<RetryTimerTask> pending = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
-    /** Whether the sweep runs: false without a lease (tests call {@link #sweep()} themselves). */
+    /** Whether the sweep runs on the wheel by itself (tests may call {@link #sweep()} themselves instead). */
     private final boolean sweeps;
     /** Whether a sweep is on the wheel. */
     private final AtomicBoolean sweeping = new AtomicBoolean();
+    /** The sweep's timeout, cancelled when the last pending call ends so that an idle wheel holds nothing of ours. */
+    private volatile Timeout sweep;
 
     /** Borrows the shared wheel. */
     FailbackRuntime() {
@@ -50,10 +53,15 @@ final class FailbackRuntime {
 
     /** Runs on {@code timer} (tests) with no sweep of its own; {@link #close()} leaves it running. */
     FailbackRuntime(Timer timer) {
+        this(timer, false);
+    }
+
+    /** Runs on {@code timer} (tests), sweeping if {@code sweeps}; {@link #close()} leaves it running. */
+    FailbackRuntime(Timer timer, boolean sweeps) {
         this.lease = null;
         this.timer = timer;
         this.checker = new FutureTimeoutChecker(timer);
-        this.sweeps = false;
+        this.sweeps = sweeps;
     }
 
     Timer timer() {
@@ -79,7 +87,7 @@ final class FailbackRuntime {
 
     private void scheduleSweep() {
         try {
-            timer.newTimeout(t -> sweep(), SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+            sweep = timer.newTimeout(t -> sweep(), SWEEP_MILLIS, TimeUnit.MILLISECONDS);
         } catch (IllegalStateException | RejectedExecutionException e) {
             sweeping.set(false); // the wheel stopped: the application is closing, and close() hands everything over
         }
@@ -110,7 +118,18 @@ final class FailbackRuntime {
 
     /** @return whether the call was tracked */
     boolean untrack(RetryTimerTask call) {
-        return pending.remove(call);
+        if (!pending.remove(call)) {
+            return false;
+        }
+        Timeout t = sweep;
+        // a sweep already running (cancel fails) finds nothing pending and stops by itself
+        if (pending.isEmpty() && t != null && t.cancel()) {
+            sweeping.set(false);
+            if (!pending.isEmpty() && sweeping.compareAndSet(false, true)) {
+                scheduleSweep(); // a call came in meanwhile
+            }
+        }
+        return true;
     }
 
     /** Hands the pending retries of {@code owner}, a reference being destroyed, to the store. */

@@ -727,6 +727,33 @@ class WheelFailbackClusterInvokerTest {
         assertEquals(1, other.pendingRetries());
     }
 
+    /**
+     * issue 11 #11: the sweep is on the wheel only while a retry is pending, hands over a destroyed reference's
+     * retries when it runs, and leaves nothing on an idle wheel.
+     */
+    @Test
+    void sweepRunsOnTheWheelOnlyWhileRetriesArePending() {
+        ManualTimer wheel = new ManualTimer();
+        FailbackRuntime sweeping = new FailbackRuntime(wheel, true);
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)));
+        WheelFailbackClusterInvoker<GreetingService> cluster = new WheelFailbackClusterInvoker<>(
+                cluster("", providerA).getDirectory(), sweeping);
+        cluster.invoke(call("notify"));
+        assertEquals(1, wheel.attemptTimeouts().size(), "the sweep");
+        wheel.attemptTimeouts().get(0).fire();
+        assertEquals(1, wheel.attemptTimeouts().size(), "rescheduled while a retry is pending");
+        wheel.fireRetry(); // delivered: nothing pending
+        assertTrue(wheel.attemptTimeouts().isEmpty(), "an idle wheel holds no sweep");
+
+        willThrow(TIMEOUT).given(providerA).invoke(any()); // the mock answers if called to re-stub
+        cluster.invoke(call("notify"));
+        given(directory.isDestroyed()).willReturn(true);
+        wheel.attemptTimeouts().get(0).fire();
+        assertEquals(1, store.size(), "handed over by the sweep");
+        assertTrue(wheel.attemptTimeouts().isEmpty());
+        assertTrue(wheel.retries().isEmpty());
+    }
+
     // ------------------------------------------------------------------ per-method config
 
     /** issue 11 #12: Dubbo's failback maps a negative retries to its default (3), service or method level. */
