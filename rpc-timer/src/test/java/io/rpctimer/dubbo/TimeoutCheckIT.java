@@ -3,14 +3,18 @@ package io.rpctimer.dubbo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.wheel.SharedWheelTimer;
 import io.rpctimer.wheel.TimerStats;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.dubbo.common.threadpool.ThreadlessExecutor;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.rpc.RpcContext;
@@ -20,11 +24,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A sync caller sees with {@code timeoutcheck=true} exactly what it sees without the filter (defect 5 of issue 11):
- * real Dubbo RPC on 127.0.0.1, A calls B, and B's provider method calls C.
+ * The {@code timeoutcheck} filter over real Dubbo RPC on 127.0.0.1: a timed-out async call completes where Dubbo
+ * completes it (defect 4 of issue 11), and a sync caller sees exactly what it sees without the filter (defect 5).
  */
 @org.junit.jupiter.api.Timeout(120)
-class TimeoutCheckSyncIT {
+class TimeoutCheckIT {
 
     private final Deque<DubboNode> nodes = new ArrayDeque<>();
 
@@ -32,6 +36,35 @@ class TimeoutCheckSyncIT {
     void stop() {
         while (!nodes.isEmpty()) {
             nodes.pop().close();
+        }
+    }
+
+    /**
+     * Defect 4: the wheel completed a timed-out async call on its own executor, so the caller's callbacks ran on
+     * the pool every other timeout and retry needs. Dubbo completes a reply, and its own timeout, on the call's
+     * callback executor (the consumer executor): so does the filter now, whichever timer fires first.
+     */
+    @Test
+    void timedOutAsyncCallCompletesOnDubbosConsumerExecutor() throws Exception {
+        DubboNode c = provider("c", new Greeter() {
+            @Override
+            public CompletableFuture<String> sayHelloAsync(String who) {
+                return new CompletableFuture<>(); // never answers
+            }
+        });
+        GreetingService toC = reference("client",
+                Map.of(TimeoutCheckFilter.KEY, "true", "sayHelloAsync.timeout", "300"), c);
+        assertEquals("hello warm-up", toC.sayHello("warm-up")); // connected, so the calls below time out in flight
+
+        // the wheel and Dubbo's own timer race to time each call out: with five calls the wheel wins some
+        List<CompletableFuture<String>> completedOn = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            completedOn.add(toC.sayHelloAsync("x").handle((r, e) -> (e == null ? "a reply" : "a failure") + " on "
+                    + Thread.currentThread().getName()));
+        }
+        for (CompletableFuture<String> f : completedOn) {
+            String seen = f.get(10, TimeUnit.SECONDS);
+            assertTrue(seen.startsWith("a failure on ") && !seen.contains("rpc-timer-"), seen);
         }
     }
 
