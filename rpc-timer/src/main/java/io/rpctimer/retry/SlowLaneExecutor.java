@@ -275,9 +275,12 @@ public final class SlowLaneExecutor {
             }
             if (now - run.startNanos >= slowRunNanos) {
                 countSlowRun(now);
-            } else if (++fastRunsInARow >= fastRunsToRestore && isolated) {
-                isolated = false;
-                slowRunsInWindow = 0;
+            } else {
+                fastRunsInARow = Math.min(fastRunsInARow + 1, fastRunsToRestore); // a count that cannot overflow
+                if (isolated && fastRunsInARow == fastRunsToRestore) {
+                    isolated = false;
+                    slowRunsInWindow = 0;
+                }
             }
         }
 
