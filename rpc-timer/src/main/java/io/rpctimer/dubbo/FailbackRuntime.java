@@ -38,10 +38,15 @@ final class FailbackRuntime {
 
     /** Runs on {@code timer}, sending retries on the thread that fires them (tests); {@link #close()} leaves it. */
     FailbackRuntime(Timer timer) {
+        this(timer, SlowLaneExecutor.builder().lanes(Runnable::run, Runnable::run).build());
+    }
+
+    /** Runs on {@code timer}, sending retries from {@code lanes} (tests); {@link #close()} leaves the timer. */
+    FailbackRuntime(Timer timer, SlowLaneExecutor lanes) {
         this.lease = null;
         this.timer = timer;
         this.checker = new FutureTimeoutChecker(timer);
-        this.lanes = SlowLaneExecutor.builder().lanes(Runnable::run, Runnable::run).build();
+        this.lanes = lanes;
     }
 
     Timer timer() {
