@@ -93,7 +93,7 @@ public final class WheelTimer implements Timer {
         this.ownedExecutor = b.executor == null ? newDefaultExecutor(id) : null;
         Executor executor = b.executor == null ? ownedExecutor : b.executor;
         this.wheel = new TimingWheel(this, b.ticker, b.tickNanos(), b.normalizedTicksPerWheel(),
-                b.maxPendingTimeouts, executor);
+                b.maxPendingTimeouts, executor, TimingWheel.LOG);
         this.worker = new Thread(this::runWorker, b.threadName != null ? b.threadName : "rpc-timer-wheel-" + id);
         this.worker.setDaemon(true);
         if (INSTANCES.incrementAndGet() > INSTANCE_COUNT_WARNING && WARNED_TOO_MANY.compareAndSet(false, true)) {
@@ -162,9 +162,11 @@ public final class WheelTimer implements Timer {
      * {@inheritDoc}
      *
      * <p>Waits for the worker to finish its current tick and exit. Tasks already handed to the executor still run;
-     * the default executor is shut down after them.
+     * the default executor is shut down after them. A task of this timer may stop it.
      *
-     * @throws IllegalStateException also if this is the {@link SharedWheelTimer}: release the lease instead
+     * @throws IllegalStateException if called on the worker thread (a task run by an executor that runs tasks on
+     *                               the calling thread), or if this is the {@link SharedWheelTimer}: release the
+     *                               lease instead
      */
     @Override
     public Set<Timeout> stop() {
@@ -174,9 +176,11 @@ public final class WheelTimer implements Timer {
         return stopNow();
     }
 
+    /** Stops the timer, shared or not: waits for the worker, which never waits for a task, so any other thread may. */
     Set<Timeout> stopNow() {
-        if (wheel.isRunningTaskOnCurrentThread()) {
-            throw new IllegalStateException("stop() called from a TimerTask of this timer: stop it from another thread");
+        if (Thread.currentThread() == worker) {
+            throw new IllegalStateException("stop() called on the timer's worker thread (its executor runs tasks on"
+                    + " the calling thread): stop it from another thread");
         }
         int previous = STATE.getAndSet(this, ST_STOPPED);
         if (previous == ST_STOPPED) {
