@@ -36,7 +36,9 @@ import java.util.concurrent.locks.LockSupport;
  * the same tick run in no particular order.
  *
  * <p>An idle worker does not tick: once nothing has arrived or fallen due for a few ticks, it sleeps until the next
- * tick that has work (at most 1 s), and a new timeout or a cancellation wakes it.
+ * tick that has work (at most 1 s), and a new timeout or a cancellation wakes it. It never parks longer than 1 s,
+ * even if the {@link Ticker} steps back. After a long pause (a suspended process) it catches up in steps of the
+ * ticks that have work, not tick by tick.
  *
  * <h3>Wheel size and far-future timeouts</h3>
  * Each level of the wheel has {@link Builder#ticksPerWheel} buckets (default 512, rounded up to a power of two).
@@ -46,10 +48,14 @@ import java.util.concurrent.locks.LockSupport;
  * <h3>Executor</h3>
  * By default due tasks run on a small pool of daemon threads owned by the timer ({@code max(2, cores)} threads,
  * named {@code rpc-timer-executor-N}), shut down by {@link #stop()}. A caller-supplied executor is not shut down.
- * <i>Saturation policy:</i> if the executor throws {@link RejectedExecutionException}, the worker neither blocks nor
- * drops the task: it keeps it and every task due after it, in order, and offers them again at the next tick; each
- * refusal is counted in {@link TimerStats#deferredHandOffs()}. Tasks still refused at {@link #stop()} are returned
- * by it as never run.
+ * <i>Saturation policy:</i> a timeout is expired only once the executor took its task. If the executor throws
+ * {@link RejectedExecutionException}, the worker neither blocks nor drops the task: the timeout stays pending (it can
+ * still be cancelled, and it counts against {@link Builder#maxPendingTimeouts}), and the worker offers it and every
+ * task due after it again at the next tick, in order; each refusal is counted in
+ * {@link TimerStats#deferredHandOffs()}. Tasks still refused at {@link #stop()} are returned by it as never run. Any
+ * other throwable from {@code execute} may come after the executor queued the task, so the timeout counts as expired
+ * and is never offered twice; the failure is counted in {@link TimerStats#failedTasks()}. Both are logged: the first
+ * with its stack trace, then at most one line per 10 s.
  *
  * <h3>Do not create many instances</h3>
  * Each timer has its own thread. Share one: {@link SharedWheelTimer} is the JVM-wide instance. A warning is logged
