@@ -46,6 +46,15 @@ class TimingWheelTest {
         wheel.advance(ticker.nanoTime());
     }
 
+    /** Idles the empty wheel until the worker naps (up to the 1 s maximum). */
+    private void idleUntilNapping() {
+        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
+            advanceMillis(TICK_MS);
+        }
+        wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+        assertTrue(wheel.isNapping());
+    }
+
     private static TimerTask counting(AtomicInteger runs) {
         return t -> runs.incrementAndGet();
     }
@@ -295,22 +304,14 @@ class TimingWheelTest {
 
     @Test
     void newWorkWakesANappingWorker() {
-        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
-            advanceMillis(TICK_MS);
-        }
-        wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
-        assertTrue(wheel.isNapping());
+        idleUntilNapping();
         wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
         assertFalse(wheel.isNapping(), "the producer's offer woke the worker");
     }
 
     @Test
     void aWorkerWokenFromANapIsNotLate() {
-        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
-            advanceMillis(TICK_MS);
-        }
-        wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
-        assertTrue(wheel.isNapping());
+        idleUntilNapping();
         ticker.advance(57, TimeUnit.MILLISECONDS); // a producer wakes it 7 ms into a tick of the nap
         AtomicInteger runs = new AtomicInteger();
         wheel.schedule(counting(runs), 0, TimeUnit.MILLISECONDS);
@@ -578,11 +579,7 @@ class TimingWheelTest {
     /** issue 11 #18: a timeout handed over late after an early wake from a nap is reported as lag. */
     @Test
     void lagAfterAnEarlyWakeIsMeasuredAgainstTheDeadlineHandedOver() {
-        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
-            advanceMillis(TICK_MS);
-        }
-        wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
-        assertTrue(wheel.isNapping());
+        idleUntilNapping();
         ticker.advance(57, TimeUnit.MILLISECONDS); // 107 ms: a producer schedules, due at tick 11 (110 ms)
         wheel.schedule(x -> { }, 0, TimeUnit.MILLISECONDS);
         wheel.awake();
