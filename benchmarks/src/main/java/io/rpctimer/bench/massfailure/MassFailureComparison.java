@@ -160,9 +160,11 @@ public final class MassFailureComparison {
             {"sendSeconds", "sending took (s)"},
             {"pendingAtPeak", "retries pending when all were sent"},
             {"heapPerPendingRetryBytes", "heap per pending retry, beyond its arguments (bytes, after GC)"},
+            {"retriesArrivedBeforeHeapReading", "  retries already sent at that reading (clean: 0)"},
             {"heapPeakBytes", "peak heap used, garbage included (bytes)"},
             {"tickLagWhileSendingMs", "worst tick lag while sending (ms)"},
             {"tickLagDuringRecoveryMs", "worst tick lag during recovery (ms)"},
+            {"wheelMaxTickLagMsWholeRun", "shared wheel's own worst tick lag, forced GCs included (ms)"},
             {"lastDeliveryAfterRecoverySeconds", "last call delivered, after recovery (s)"},
             {"lastDeliveryAfterFirstSendSeconds", "last call delivered, after the first send (s)"},
             {"delivered", "calls delivered"},
@@ -189,7 +191,7 @@ public final class MassFailureComparison {
         md.append("|\n");
         for (String[] row : ROWS) {
             md.append("| ").append(row[1]);
-            runs.forEach(r -> md.append(" | ").append(fmt(r.get(row[0]))));
+            runs.forEach(r -> md.append(" | ").append(r.containsKey(row[0]) ? fmt(r.get(row[0])) : "—"));
             md.append(" |\n");
         }
         md.append("\n### Targets (wheelfailback)\n\n| target | measured | threshold | met |\n|---|---|---|---|\n");

@@ -34,10 +34,11 @@ import org.apache.dubbo.rpc.RpcException;
  * One mass-failure run on one cluster, over real components: a fresh embedded ZooKeeper, two {@link DemoProvider}s
  * and a consumer on the cluster. Both providers fail every call at the RPC level (the outage: connections stay up,
  * as when a dependency behind the providers is down); {@code calls} sync calls go out from
- * {@code senderThreads} threads as fast as they fail, each failed back onto the cluster's retry timer. Once all are
- * sent and pending, the run collects garbage and measures the heap against the baseline taken before the first call
- * (the call arguments are built beforehand and held throughout, so the difference is what the pending retries cost
- * beyond their arguments). Then the providers recover, and the run waits (bounded) until every call is delivered.
+ * {@code senderThreads} threads as fast as they fail, each failed back onto the cluster's retry timer: first a tenth
+ * of them, then the rest, each window followed by a GC and a heap reading. The heap per pending retry is the slope
+ * between the two readings, so what the first window set up once cancels out; the call arguments are built before
+ * the run and held throughout, so the figure is what a pending retry costs beyond its arguments. Then the providers
+ * recover, and the run waits (bounded) until every call is delivered.
  *
  * <p>The consumer has a cap that admits every call ({@code failbacktasks} = 2 × calls), {@code retries}
  * and the first retry delay of the {@link Settings} (Dubbo's failback retries every 5 s whatever the delay), and the
@@ -56,6 +57,8 @@ final class MassFailureRun {
     /** rpc-timer's cluster. */
     static final String WHEEL = WheelFailbackCluster.NAME;
     private static final long HEAP_SAMPLE_MILLIS = 10;
+    /** The first window sends this fraction (1/n) of the calls; the heap is measured after it and after the rest. */
+    private static final int WARMUP_FRACTION = 10;
 
     /**
      * @param calls            calls sent during the outage
@@ -103,6 +106,7 @@ final class MassFailureRun {
         TimerProbe probe = null;
         Optional<DubboFailbackTimer> dubboTimer = Optional.empty();
         HeapSampler heap = null;
+        Senders senders = null;
         WheelFailback.setRetryStore(store);
         try {
             zk = EmbeddedZooKeeper.start();
@@ -121,28 +125,24 @@ final class MassFailureRun {
             providers.forEach(p -> p.ledger().addListener(tally));
             providers.forEach(p -> p.faults().errorRate(1.0));
             RetryStats before = WheelFailback.stats();
-            r.put("heapBaselineBytes", usedAfterGc());
             heap = HeapSampler.start(HEAP_SAMPLE_MILLIS);
-
             dubboTimer = wheel ? Optional.empty() : DubboFailbackTimer.find(service); // its timer comes later
-            probe = probe(wheel, dubboTimer);
-            Senders senders = send(service, ids, messages, s.senderThreads());
-            senders.await();
+            senders = new Senders(service, ids, messages, s.senderThreads());
+            int firstBatch = Math.max(1, s.calls() / WARMUP_FRACTION);
+            Window a = window(senders, 0, firstBatch, wheel, before, dubboTimer, tally);
+            Window b = window(senders, firstBatch, s.calls(), wheel, before, dubboTimer, tally);
             r.put("sendSeconds", (System.nanoTime() - origin) / 1e9);
             r.put("callerSawReply", senders.replies.sum());
             r.put("callerSawFailedBack", senders.failedBack.sum());
             r.put("callerSawError", senders.errors.sum());
-            long pending = wheel ? WheelFailback.stats().pending() - before.pending()
-                    : probe instanceof TimerProbe.Dubbo d ? d.retriesPending() : 0;
-            r.put("tickLagWhileSendingMs", probe == null ? Double.NaN : probe.worstLatenessMillis());
-            closeQuietly(probe);
-            probe = null;
-
-            long used = usedAfterGc();
-            r.put("pendingAtPeak", pending);
-            r.put("heapWithPendingBytes", used);
-            r.put("heapPerPendingRetryBytes", pending > 0
-                    ? (used - ((Number) r.get("heapBaselineBytes")).longValue()) / (double) pending : Double.NaN);
+            r.put("tickLagWhileSendingMs", Math.max(a.tickLagMillis, b.tickLagMillis));
+            r.put("pendingAtPeak", b.pending);
+            // retries already running when the heap was read add their in-flight state: a clean reading has 0
+            r.put("retriesArrivedBeforeHeapReading", b.retriesArrived);
+            r.put("heapWithFirstBatchBytes", a.usedAfterGc);
+            r.put("heapWithAllPendingBytes", b.usedAfterGc);
+            r.put("heapPerPendingRetryBytes", b.pending > a.pending
+                    ? (b.usedAfterGc - a.usedAfterGc) / (double) (b.pending - a.pending) : Double.NaN);
             probe = probe(wheel, dubboTimer);
 
             long recovery = System.nanoTime();
@@ -156,8 +156,7 @@ final class MassFailureRun {
             r.put("tickLagDuringRecoveryMs", probe == null ? Double.NaN : probe.worstLatenessMillis());
             r.put("tickLagWorstMs", Math.max(num(r, "tickLagWhileSendingMs"), num(r, "tickLagDuringRecoveryMs")));
             r.put("probesCounted", probe == null ? 0 : probe.probesCounted());
-            closeQuietly(probe);
-            probe = null;
+            probe = closeQuietly(probe);
             r.put("heapPeakBytes", heap.peakBytes());
             r.put("heapMaxBytes", Runtime.getRuntime().maxMemory());
             account(r, s, tally, senders, wheel, before);
@@ -166,6 +165,9 @@ final class MassFailureRun {
             }
         } finally {
             closeQuietly(probe);
+            if (senders != null) {
+                senders.close();
+            }
             if (heap != null) {
                 heap.close();
             }
@@ -244,47 +246,89 @@ final class MassFailureRun {
         return true;
     }
 
-    /** Sync callers; every outcome counted. */
-    private static final class Senders {
-        final LongAdder replies = new LongAdder();
-        final LongAdder failedBack = new LongAdder();
-        final LongAdder errors = new LongAdder();
-        final List<Future<?>> futures = new ArrayList<>();
-        ExecutorService pool;
+    /**
+     * What one sending window saw: the worst probe lateness while its calls went out, then, with the probe stopped
+     * (so the forced GC is not counted as tick lag), the retries pending and the heap used after GC.
+     */
+    private record Window(double tickLagMillis, long pending, long usedAfterGc, long retriesArrived) {
+    }
 
-        void await() throws Exception {
-            for (Future<?> f : futures) {
-                f.get();
-            }
-            pool.shutdown();
+    /**
+     * Sends calls {@code [from, to)} and measures the window. Two windows give the heap per pending retry as a slope,
+     * {@code (used2 - used1) / (pending2 - pending1)}: what the first window set up once (the shared wheel and its
+     * executor, Dubbo's failback timer, server threads, connection buffers) cancels out.
+     */
+    private static Window window(Senders senders, int from, int to, boolean wheel, RetryStats before,
+                                 Optional<DubboFailbackTimer> dubbo, ProviderTally tally) throws Exception {
+        TimerProbe probe = probe(wheel, dubbo);
+        try {
+            senders.send(from, to);
+            long pending = wheel ? WheelFailback.stats().pending() - before.pending()
+                    : probe instanceof TimerProbe.Dubbo d ? d.retriesPending() : 0;
+            double lag = probe == null ? Double.NaN : probe.worstLatenessMillis();
+            probe = closeQuietly(probe);
+            return new Window(lag, pending, usedAfterGc(), tally.arrivals() - to);
+        } finally {
+            closeQuietly(probe);
         }
     }
 
-    private static Senders send(NotificationService service, String[] ids, String[] messages, int threads) {
-        Senders s = new Senders();
-        AtomicInteger next = new AtomicInteger();
-        s.pool = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "massfailure-caller");
-            t.setDaemon(true);
-            return t;
-        });
-        for (int k = 0; k < threads; k++) {
-            s.futures.add(s.pool.submit(() -> {
-                int i;
-                while ((i = next.getAndIncrement()) < ids.length) {
-                    try {
-                        if (service.send(ids[i], messages[i]) == null) {
-                            s.failedBack.increment(); // a failback cluster answers a failed call with null
-                        } else {
-                            s.replies.increment();
-                        }
-                    } catch (RpcException e) {
-                        s.errors.increment();
-                    }
-                }
-            }));
+    /** Sync callers on a pool of their own; every outcome counted. */
+    private static final class Senders implements AutoCloseable {
+        final LongAdder replies = new LongAdder();
+        final LongAdder failedBack = new LongAdder();
+        final LongAdder errors = new LongAdder();
+        private final NotificationService service;
+        private final String[] ids;
+        private final String[] messages;
+        private final int threads;
+        private final ExecutorService pool;
+
+        Senders(NotificationService service, String[] ids, String[] messages, int threads) {
+            this.service = service;
+            this.ids = ids;
+            this.messages = messages;
+            this.threads = threads;
+            this.pool = Executors.newFixedThreadPool(threads, r -> {
+                Thread t = new Thread(r, "massfailure-caller");
+                t.setDaemon(true);
+                return t;
+            });
         }
-        return s;
+
+        /** Sends calls {@code [from, to)} as fast as they fail and returns when every one has answered. */
+        void send(int from, int to) throws Exception {
+            AtomicInteger next = new AtomicInteger(from);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int k = 0; k < threads; k++) {
+                futures.add(pool.submit(() -> {
+                    int i;
+                    while ((i = next.getAndIncrement()) < to) {
+                        call(i);
+                    }
+                }));
+            }
+            for (Future<?> f : futures) {
+                f.get();
+            }
+        }
+
+        private void call(int i) {
+            try {
+                if (service.send(ids[i], messages[i]) == null) {
+                    failedBack.increment(); // a failback cluster answers a failed call with null
+                } else {
+                    replies.increment();
+                }
+            } catch (RpcException e) {
+                errors.increment();
+            }
+        }
+
+        @Override
+        public void close() {
+            pool.shutdownNow();
+        }
     }
 
     private static long usedAfterGc() {
@@ -294,10 +338,12 @@ final class MassFailureRun {
         return memory.getHeapMemoryUsage().getUsed();
     }
 
-    private static void closeQuietly(TimerProbe probe) {
+    /** @return null, for {@code probe = closeQuietly(probe)} */
+    private static TimerProbe closeQuietly(TimerProbe probe) {
         if (probe != null) {
             probe.close();
         }
+        return null;
     }
 
     static double num(Map<String, Object> r, String key) {
