@@ -153,6 +153,9 @@ public final class HappyPathComparison {
                         .reference(ref).start());
                 services.put(c, ref.get());
             }
+            for (NotificationService service : services.values()) {
+                service.send(LoadPhase.CALL_ID, LoadPhase.MESSAGE); // connects, and fails fast if it cannot
+            }
             List<Map<String, Object>> rounds = rounds(settings, services, providers, log);
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("settings", settingsMap(settings));

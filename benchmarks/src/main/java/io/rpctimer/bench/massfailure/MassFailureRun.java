@@ -135,7 +135,7 @@ final class MassFailureRun {
             r.put("callerSawReply", senders.replies.sum());
             r.put("callerSawFailedBack", senders.failedBack.sum());
             r.put("callerSawError", senders.errors.sum());
-            r.put("tickLagWhileSendingMs", Math.max(a.tickLagMillis, b.tickLagMillis));
+            r.put("tickLagWhileSendingMs", maxOfMeasured(a.tickLagMillis, b.tickLagMillis));
             r.put("pendingAtPeak", b.pending);
             // retries already running when the heap was read add their in-flight state: a clean reading has 0
             r.put("retriesArrivedBeforeHeapReading", b.retriesArrived);
@@ -154,7 +154,7 @@ final class MassFailureRun {
             r.put("lastDeliveryAfterRecoverySeconds", last == Long.MIN_VALUE ? Double.NaN : (last - recovery) / 1e9);
             r.put("lastDeliveryAfterFirstSendSeconds", last == Long.MIN_VALUE ? Double.NaN : (last - origin) / 1e9);
             r.put("tickLagDuringRecoveryMs", probe == null ? Double.NaN : probe.worstLatenessMillis());
-            r.put("tickLagWorstMs", Math.max(num(r, "tickLagWhileSendingMs"), num(r, "tickLagDuringRecoveryMs")));
+            r.put("tickLagWorstMs", maxOfMeasured(num(r, "tickLagWhileSendingMs"), num(r, "tickLagDuringRecoveryMs")));
             r.put("probesCounted", probe == null ? 0 : probe.probesCounted());
             probe = closeQuietly(probe);
             r.put("heapPeakBytes", heap.peakBytes());
@@ -344,6 +344,14 @@ final class MassFailureRun {
             probe.close();
         }
         return null;
+    }
+
+    /**
+     * @return the larger of two lags, ignoring one that was not measured (NaN: no probe ran in that window, e.g.
+     *     before Dubbo created its failback timer); NaN if neither was
+     */
+    static double maxOfMeasured(double a, double b) {
+        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.max(a, b);
     }
 
     static double num(Map<String, Object> r, String key) {
