@@ -4,10 +4,10 @@ import io.rpctimer.bench.BenchArgs;
 import io.rpctimer.bench.ForeignLoadMonitor;
 import io.rpctimer.bench.Json;
 import io.rpctimer.bench.MachineInfo;
+import io.rpctimer.bench.TwoProviders;
 import io.rpctimer.demo.provider.DemoProvider;
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.demo.provider.support.DubboNode;
-import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import org.apache.dubbo.config.ReferenceConfig;
 
 /**
@@ -135,17 +134,10 @@ public final class HappyPathComparison {
      * @return {@code settings}, {@code rounds} (raw) and the analysis ({@link HappyPathReport#analyse})
      */
     static Map<String, Object> run(Settings settings, java.io.PrintStream log) throws Exception {
-        EmbeddedZooKeeper zk = EmbeddedZooKeeper.start();
-        List<DemoProvider> providers = new ArrayList<>();
+        TwoProviders rig = TwoProviders.start();
         Map<Config, DubboNode> consumers = new EnumMap<>(Config.class);
         try {
-            String registry = zk.registryAddress();
-            CompletableFuture<DemoProvider> p1 = CompletableFuture.supplyAsync(() -> DemoProvider.start("p1",
-                    registry, 0));
-            CompletableFuture<DemoProvider> p2 = CompletableFuture.supplyAsync(() -> DemoProvider.start("p2",
-                    registry, 0));
-            providers.add(p1.join());
-            providers.add(p2.join());
+            String registry = rig.registry();
             Map<Config, NotificationService> services = new EnumMap<>(Config.class);
             for (Config c : Config.values()) {
                 ReferenceConfig<NotificationService> ref = reference(c);
@@ -156,7 +148,7 @@ public final class HappyPathComparison {
             for (NotificationService service : services.values()) {
                 service.send(LoadPhase.CALL_ID, LoadPhase.MESSAGE); // connects, and fails fast if it cannot
             }
-            List<Map<String, Object>> rounds = rounds(settings, services, providers, log);
+            List<Map<String, Object>> rounds = rounds(settings, services, rig.providers(), log);
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("settings", settingsMap(settings));
             r.put("rounds", rounds);
@@ -164,8 +156,7 @@ public final class HappyPathComparison {
             return r;
         } finally {
             consumers.values().forEach(DubboNode::close);
-            providers.forEach(DemoProvider::stop);
-            zk.close();
+            rig.close();
         }
     }
 

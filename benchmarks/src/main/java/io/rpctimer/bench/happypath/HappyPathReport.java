@@ -1,5 +1,8 @@
 package io.rpctimer.bench.happypath;
 
+import static io.rpctimer.bench.Figures.fmt;
+import static io.rpctimer.bench.Figures.median;
+
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -8,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.zip.DataFormatException;
+import io.rpctimer.bench.Figures;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -145,10 +149,7 @@ final class HappyPathReport {
                                               boolean met) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("workload", w.label());
-        m.put("target", what);
-        m.put("measured", measured);
-        m.put("threshold", threshold);
-        m.put("met", met);
+        m.putAll(Figures.target(what, measured, threshold, met));
         return m;
     }
 
@@ -169,9 +170,9 @@ final class HappyPathReport {
         for (Map<String, Object> s : summary) {
             if (!s.get("workload").equals(workload)) {
                 workload = (String) s.get("workload");
-                md.append("\n### ").append(workload).append("\n\n| configuration | calls/s (median of rounds) | p50 ms "
-                        + "| p99 ms | p99.9 ms | max ms | failed | behind | throughput × failback | p99 × failback |\n"
-                        + "|---|---|---|---|---|---|---|---|---|---|\n");
+                md.append("\n### ").append(workload).append("\n\n| configuration | calls/s (median of rounds) "
+                        + "| p50 ms | p99 ms | p99.9 ms | max ms | failed | behind | throughput × failback "
+                        + "| p99 × failback |\n|---|---|---|---|---|---|---|---|---|---|\n");
             }
             Map<String, Object> ratio = find(ratios, workload, (String) s.get("config"), Config.FAILBACK.label);
             md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
@@ -216,27 +217,8 @@ final class HappyPathReport {
         }
     }
 
-    static double median(List<Double> values) {
-        if (values.isEmpty()) {
-            return Double.NaN;
-        }
-        List<Double> v = new ArrayList<>(values);
-        v.sort(null);
-        int n = v.size();
-        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
-    }
-
     static double num(Map<String, Object> row, String key) {
         Object v = row == null ? null : row.get(key);
         return v instanceof Number n ? n.doubleValue() : Double.NaN;
-    }
-
-    static String fmt(double v) {
-        if (Double.isNaN(v)) {
-            return "n/a";
-        }
-        double a = Math.abs(v);
-        String f = a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 0.1 ? "%.2f" : "%.3f";
-        return String.format(Locale.ROOT, f, v);
     }
 }

@@ -80,7 +80,8 @@ final class LoadPhase {
         Histogram h = recorder.getIntervalHistogram();
         long end = System.nanoTime();
         double seconds = (end - from) / 1e9;
-        long behind = workload.closedLoop() ? 0 : Math.max(0, (long) ((end - startNanos) / periodNanos) - nextSlot.get());
+        long due = workload.closedLoop() ? 0 : (long) ((end - startNanos) / periodNanos);
+        long behind = Math.max(0, due - (workload.closedLoop() ? 0 : nextSlot.get()));
         long ok = answered.sum();
         long bad = failed.sum();
         stopped = true;

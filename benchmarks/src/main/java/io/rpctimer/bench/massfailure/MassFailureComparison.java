@@ -1,6 +1,7 @@
 package io.rpctimer.bench.massfailure;
 
 import io.rpctimer.bench.BenchArgs;
+import io.rpctimer.bench.Figures;
 import io.rpctimer.bench.ForeignLoadMonitor;
 import io.rpctimer.bench.Json;
 import io.rpctimer.bench.MachineInfo;
@@ -25,7 +26,7 @@ import java.util.Map;
  *
  * <pre>
  * benchmarks/run.sh quick massfailure   # 20,000 calls, about 2 min on a quiet 2-core machine
- * benchmarks/run.sh full massfailure    # 100,000 calls, about 4 min
+ * benchmarks/run.sh full massfailure    # 100,000 calls, about 5 min
  * benchmarks/run.sh full massfailure --param failback.store=... --param failback.budget=...   # extra consumer params
  * java -Xmx2g -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.massfailure.MassFailureComparison quick|full
  *      [outDir] [--calls N] [--threads N] [--clusters failback,wheelfailback] [--param key=value]...
@@ -135,23 +136,17 @@ public final class MassFailureComparison {
             if (!MassFailureRun.WHEEL.equals(r.get("cluster"))) {
                 continue;
             }
-            t.add(target("nothing lost", MassFailureRun.num(r, "lost"), "== 0", MassFailureRun.num(r, "lost") == 0));
+            double lost = MassFailureRun.num(r, "lost");
+            t.add(Figures.target("nothing lost", lost, "== 0", lost == 0));
             double lag = MassFailureRun.num(r, "tickLagWorstMs");
-            t.add(target("tick lag < 50 ms throughout (ms)", lag, "< " + MAX_TICK_LAG_MS, lag < MAX_TICK_LAG_MS));
+            t.add(Figures.target("tick lag < 50 ms throughout (ms)", lag, "< " + MAX_TICK_LAG_MS,
+                    lag < MAX_TICK_LAG_MS));
             double bytes = MassFailureRun.num(r, "heapPerPendingRetryBytes");
-            t.add(target("heap per pending retry beyond its arguments (bytes)", bytes, "<= " + MAX_BYTES_PER_PENDING,
+            t.add(Figures.target("heap per pending retry beyond its arguments (bytes)", bytes,
+                    "<= " + MAX_BYTES_PER_PENDING,
                     bytes <= MAX_BYTES_PER_PENDING));
         }
         return t;
-    }
-
-    private static Map<String, Object> target(String what, double measured, String threshold, boolean met) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("target", what);
-        m.put("measured", measured);
-        m.put("threshold", threshold);
-        m.put("met", met);
-        return m;
     }
 
     /** The figures in the report, by key, with their labels. */

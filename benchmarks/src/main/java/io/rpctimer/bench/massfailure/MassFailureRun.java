@@ -1,11 +1,11 @@
 package io.rpctimer.bench.massfailure;
 
+import io.rpctimer.bench.TwoProviders;
 import io.rpctimer.bench.failback.DubboFailbackTimer;
 import io.rpctimer.bench.failback.TimerProbe;
 import io.rpctimer.demo.provider.DemoProvider;
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.demo.provider.support.DubboNode;
-import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
 import io.rpctimer.dubbo.WheelFailback;
 import io.rpctimer.dubbo.WheelFailbackCluster;
 import io.rpctimer.retry.InMemoryRetryStore;
@@ -19,7 +19,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -100,8 +99,7 @@ final class MassFailureRun {
         }
         RetryStore previousStore = WheelFailback.retryStore();
         InMemoryRetryStore store = new InMemoryRetryStore();
-        EmbeddedZooKeeper zk = null;
-        List<DemoProvider> providers = new ArrayList<>();
+        TwoProviders rig = null;
         DubboNode consumer = null;
         TimerProbe probe = null;
         Optional<DubboFailbackTimer> dubboTimer = Optional.empty();
@@ -109,14 +107,9 @@ final class MassFailureRun {
         Senders senders = null;
         WheelFailback.setRetryStore(store);
         try {
-            zk = EmbeddedZooKeeper.start();
-            String registry = zk.registryAddress();
-            CompletableFuture<DemoProvider> p1 = CompletableFuture.supplyAsync(() -> DemoProvider.start("p1",
-                    registry, 0));
-            CompletableFuture<DemoProvider> p2 = CompletableFuture.supplyAsync(() -> DemoProvider.start("p2",
-                    registry, 0));
-            providers.add(p1.join());
-            providers.add(p2.join());
+            rig = TwoProviders.start();
+            List<DemoProvider> providers = rig.providers();
+            String registry = rig.registry();
             ReferenceConfig<NotificationService> ref = reference(cluster, s);
             consumer = DubboNode.create("massfailure-" + cluster, registry).reference(ref).start();
             NotificationService service = ref.get();
@@ -161,7 +154,8 @@ final class MassFailureRun {
             r.put("heapMaxBytes", Runtime.getRuntime().maxMemory());
             account(r, s, tally, senders, wheel, before);
             if (wheel) {
-                WheelFailback.wheelStats().ifPresent(t -> r.put("wheelMaxTickLagMsWholeRun", t.maxTickLagNanos() / 1e6));
+                WheelFailback.wheelStats()
+                        .ifPresent(t -> r.put("wheelMaxTickLagMsWholeRun", t.maxTickLagNanos() / 1e6));
             }
         } finally {
             closeQuietly(probe);
@@ -175,9 +169,8 @@ final class MassFailureRun {
                 consumer.close();
             }
             dubboTimer.ifPresent(DubboFailbackTimer::stopTimer); // Dubbo never stops it
-            providers.forEach(DemoProvider::stop);
-            if (zk != null) {
-                zk.close();
+            if (rig != null) {
+                rig.close();
             }
             WheelFailback.setRetryStore(previousStore);
         }

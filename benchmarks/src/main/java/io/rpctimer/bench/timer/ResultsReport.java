@@ -1,5 +1,6 @@
 package io.rpctimer.bench.timer;
 
+import io.rpctimer.bench.Figures;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -309,11 +310,6 @@ final class ResultsReport {
     }
 
     static String fmt(double v) {
-        if (Double.isNaN(v)) {
-            return "n/a";
-        }
-        double a = Math.abs(v);
-        String f = a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 0.1 ? "%.2f" : "%.3f";
-        return String.format(Locale.ROOT, f, v);
+        return Figures.fmt(v);
     }
 }
