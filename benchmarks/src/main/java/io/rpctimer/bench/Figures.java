@@ -38,6 +38,19 @@ public final class Figures {
         return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
     }
 
+    /**
+     * @return the line that opens a report: mode, date, duration, CPU, cores, JVM, rpc-timer's commit and the
+     *     settings, from a results map with {@code mode}, {@code machine} ({@link MachineInfo}), {@code
+     *     durationMinutes} and {@code settings}
+     */
+    @SuppressWarnings("unchecked")
+    public static String runLine(Map<String, Object> results) {
+        Map<String, Object> m = (Map<String, Object>) results.get("machine");
+        return "Run `" + results.get("mode") + "` of " + m.get("date") + ", " + results.get("durationMinutes")
+                + " min. " + m.get("cpu") + ", " + m.get("cores") + " cores; " + m.get("jvm")
+                + "; rpc-timer at commit `" + m.get("gitCommit") + "`. Settings: " + results.get("settings") + ".";
+    }
+
     /** @return one target's verdict, for JSON: {@code target}, {@code measured}, {@code threshold}, {@code met} */
     public static Map<String, Object> target(String what, double measured, String threshold, boolean met) {
         Map<String, Object> m = new LinkedHashMap<>();

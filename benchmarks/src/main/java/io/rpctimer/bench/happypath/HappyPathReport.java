@@ -158,12 +158,8 @@ final class HappyPathReport {
     @SuppressWarnings("unchecked")
     static String markdown(Map<String, Object> r) {
         StringBuilder md = new StringBuilder("## Happy path: what each configuration costs on calls that succeed\n");
-        Map<String, Object> m = (Map<String, Object>) r.get("machine");
-        md.append("\nRun `").append(r.get("mode")).append("` of ").append(m.get("date")).append(", ")
-                .append(r.get("durationMinutes")).append(" min. ").append(m.get("cpu")).append(", ")
-                .append(m.get("cores")).append(" cores; ").append(m.get("jvm")).append("; rpc-timer at commit `")
-                .append(m.get("gitCommit")).append("`. Settings: ").append(r.get("settings"))
-                .append(". Other processes used ").append(r.get("foreignCoresWholeRun")).append(" cores on average.\n");
+        md.append('\n').append(Figures.runLine(r)).append(" Other processes used ")
+                .append(r.get("foreignCoresWholeRun")).append(" cores on average.\n");
         List<Map<String, Object>> summary = (List<Map<String, Object>>) r.getOrDefault("summary", List.of());
         List<Map<String, Object>> ratios = (List<Map<String, Object>>) r.getOrDefault("ratios", List.of());
         String workload = null;

@@ -173,11 +173,7 @@ public final class MassFailureComparison {
     @SuppressWarnings("unchecked")
     static String markdown(Map<String, Object> results) {
         StringBuilder md = new StringBuilder("## Mass failure and recovery\n");
-        Map<String, Object> m = (Map<String, Object>) results.get("machine");
-        md.append("\nRun `").append(results.get("mode")).append("` of ").append(m.get("date")).append(", ")
-                .append(results.get("durationMinutes")).append(" min. ").append(m.get("cpu")).append(", ")
-                .append(m.get("cores")).append(" cores; ").append(m.get("jvm")).append("; rpc-timer at commit `")
-                .append(m.get("gitCommit")).append("`. Settings: ").append(results.get("settings")).append(".\n\n");
+        md.append('\n').append(Figures.runLine(results)).append("\n\n");
         List<Map<String, Object>> runs = (List<Map<String, Object>>) results.get("runs");
         md.append("| figure");
         runs.forEach(r -> md.append(" | ").append(r.get("cluster")));
