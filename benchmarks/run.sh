@@ -63,7 +63,8 @@ status=0
 wants() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 if wants timer; then
     suffix=${jvm_label:+-$jvm_label}
-    "$java" -Xmx1g "${props[@]}" -Dbench.jvmLabel="$jvm_label" \
+    # BENCH_JMH_HEAP replaces every JMH fork's heap flags (default: -Xms4g -Xmx4g -XX:+AlwaysPreTouch)
+    "$java" -Xmx1g "${props[@]}" -Dbench.jvmLabel="$jvm_label" ${BENCH_JMH_HEAP:+"-Dbench.jmhHeap=$BENCH_JMH_HEAP"} \
         -cp "$jar" io.rpctimer.bench.timer.TimerBenchRunner "$mode" "$out" \
         2>&1 | tee "$out/timer-$mode$suffix.log" || status=1
 fi

@@ -63,9 +63,13 @@ public final class TimerBenchRunner {
     /**
      * Every JMH fork's heap, for every implementation: fixed and pre-touched, so that first-touch page faults do not
      * land in some measurements (the more a timer allocates, the more it paid). The runner passes these itself, so
-     * that a fork on another JVM ({@code run.sh --jdk}) gets them too.
+     * that a fork on another JVM ({@code run.sh --jdk}) gets them too. A peer whose hand-off backlog is GC-bound
+     * (Netty, Dubbo: see the GC share in the report) is sensitive to the heap, so the system property
+     * {@code bench.jmhHeap} (run.sh: the environment variable {@code BENCH_JMH_HEAP}) replaces these flags, for every
+     * implementation alike, to check that sensitivity; the flags used are in the results ({@code forkJvm}).
      */
-    static final List<String> JMH_HEAP = List.of("-Xms4g", "-Xmx4g", "-XX:+AlwaysPreTouch");
+    static final List<String> JMH_HEAP = List.of(System.getProperty("bench.jmhHeap",
+            "-Xms4g -Xmx4g -XX:+AlwaysPreTouch").trim().split("\\s+"));
     static final double DISTURBED_CORES = 0.15;
 
     /**
