@@ -101,7 +101,6 @@ final class MassFailureRun {
         InMemoryRetryStore store = new InMemoryRetryStore();
         TwoProviders rig = null;
         DubboNode consumer = null;
-        TimerProbe probe = null;
         Optional<DubboFailbackTimer> dubboTimer = Optional.empty();
         HeapSampler heap = null;
         Senders senders = null;
@@ -121,35 +120,8 @@ final class MassFailureRun {
             heap = HeapSampler.start(HEAP_SAMPLE_MILLIS);
             dubboTimer = wheel ? Optional.empty() : DubboFailbackTimer.find(service); // its timer comes later
             senders = new Senders(service, ids, messages, s.senderThreads());
-            int firstBatch = Math.max(1, s.calls() / WARMUP_FRACTION);
-            Window a = window(senders, 0, firstBatch, wheel, before, dubboTimer, tally);
-            Window b = window(senders, firstBatch, s.calls(), wheel, before, dubboTimer, tally);
-            r.put("sendSeconds", (System.nanoTime() - origin) / 1e9);
-            r.put("callerSawReply", senders.replies.sum());
-            r.put("callerSawFailedBack", senders.failedBack.sum());
-            r.put("callerSawError", senders.errors.sum());
-            r.put("tickLagWhileSendingMs", maxOfMeasured(a.tickLagMillis, b.tickLagMillis));
-            r.put("pendingAtPeak", b.pending);
-            // retries already running when the heap was read add their in-flight state: a clean reading has 0
-            r.put("retriesArrivedBeforeHeapReading", b.retriesArrived);
-            r.put("heapWithFirstBatchBytes", a.usedAfterGc);
-            r.put("heapWithAllPendingBytes", b.usedAfterGc);
-            r.put("heapPerPendingRetryBytes", b.pending > a.pending
-                    ? (b.usedAfterGc - a.usedAfterGc) / (double) (b.pending - a.pending) : Double.NaN);
-            probe = probe(wheel, dubboTimer);
-
-            long recovery = System.nanoTime();
-            r.put("recoveryAtSeconds", (recovery - origin) / 1e9);
-            providers.forEach(p -> p.faults().clear());
-            boolean all = awaitDelivered(tally, s.calls(), recovery + s.recoveryLimit().toNanos());
-            long last = tally.lastDeliveryNanos();
-            r.put("allDelivered", all);
-            r.put("lastDeliveryAfterRecoverySeconds", last == Long.MIN_VALUE ? Double.NaN : (last - recovery) / 1e9);
-            r.put("lastDeliveryAfterFirstSendSeconds", last == Long.MIN_VALUE ? Double.NaN : (last - origin) / 1e9);
-            r.put("tickLagDuringRecoveryMs", probe == null ? Double.NaN : probe.worstLatenessMillis());
-            r.put("tickLagWorstMs", maxOfMeasured(num(r, "tickLagWhileSendingMs"), num(r, "tickLagDuringRecoveryMs")));
-            r.put("probesCounted", probe == null ? 0 : probe.probesCounted());
-            probe = closeQuietly(probe);
+            outage(r, senders, s.calls(), wheel, before, dubboTimer, tally, origin);
+            recovery(r, providers, tally, s, wheel, dubboTimer, origin);
             r.put("heapPeakBytes", heap.peakBytes());
             r.put("heapMaxBytes", Runtime.getRuntime().maxMemory());
             account(r, s, tally, senders, wheel, before);
@@ -158,7 +130,6 @@ final class MassFailureRun {
                         .ifPresent(t -> r.put("wheelMaxTickLagMsWholeRun", t.maxTickLagNanos() / 1e6));
             }
         } finally {
-            closeQuietly(probe);
             if (senders != null) {
                 senders.close();
             }
@@ -237,6 +208,48 @@ final class MassFailureRun {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }
         return true;
+    }
+
+    /** Sends every call in two windows and records what the outage cost: sending time, pending, heap, tick lag. */
+    private static void outage(Map<String, Object> r, Senders senders, int calls, boolean wheel, RetryStats before,
+                               Optional<DubboFailbackTimer> dubbo, ProviderTally tally, long origin) throws Exception {
+        int firstBatch = Math.max(1, calls / WARMUP_FRACTION);
+        Window a = window(senders, 0, firstBatch, wheel, before, dubbo, tally);
+        Window b = window(senders, firstBatch, calls, wheel, before, dubbo, tally);
+        r.put("sendSeconds", (System.nanoTime() - origin) / 1e9);
+        r.put("callerSawReply", senders.replies.sum());
+        r.put("callerSawFailedBack", senders.failedBack.sum());
+        r.put("callerSawError", senders.errors.sum());
+        r.put("tickLagWhileSendingMs", maxOfMeasured(a.tickLagMillis, b.tickLagMillis));
+        r.put("pendingAtPeak", b.pending);
+        // retries already running when the heap was read add their in-flight state: a clean reading has 0
+        r.put("retriesArrivedBeforeHeapReading", b.retriesArrived);
+        r.put("heapWithFirstBatchBytes", a.usedAfterGc);
+        r.put("heapWithAllPendingBytes", b.usedAfterGc);
+        r.put("heapPerPendingRetryBytes", b.pending > a.pending
+                ? (b.usedAfterGc - a.usedAfterGc) / (double) (b.pending - a.pending) : Double.NaN);
+    }
+
+    /** Lets the providers recover and waits (bounded) for every call's delivery, probing the retry timer. */
+    private static void recovery(Map<String, Object> r, List<DemoProvider> providers, ProviderTally tally,
+                                 Settings s, boolean wheel, Optional<DubboFailbackTimer> dubbo, long origin) {
+        TimerProbe probe = probe(wheel, dubbo);
+        try {
+            long recovery = System.nanoTime();
+            r.put("recoveryAtSeconds", (recovery - origin) / 1e9);
+            providers.forEach(p -> p.faults().clear());
+            r.put("allDelivered", awaitDelivered(tally, s.calls(), recovery + s.recoveryLimit().toNanos()));
+            long last = tally.lastDeliveryNanos();
+            boolean any = last != Long.MIN_VALUE;
+            r.put("lastDeliveryAfterRecoverySeconds", any ? (last - recovery) / 1e9 : Double.NaN);
+            r.put("lastDeliveryAfterFirstSendSeconds", any ? (last - origin) / 1e9 : Double.NaN);
+            r.put("tickLagDuringRecoveryMs", probe == null ? Double.NaN : probe.worstLatenessMillis());
+            r.put("tickLagWorstMs", maxOfMeasured(num(r, "tickLagWhileSendingMs"),
+                    num(r, "tickLagDuringRecoveryMs")));
+            r.put("probesCounted", probe == null ? 0 : probe.probesCounted());
+        } finally {
+            closeQuietly(probe);
+        }
     }
 
     /**
