@@ -162,6 +162,8 @@ public final class MassFailureComparison {
             {"wheelMaxTickLagMsWholeRun", "shared wheel's own worst tick lag, forced GCs included (ms)"},
             {"lastDeliveryAfterRecoverySeconds", "last call delivered, after recovery (s)"},
             {"lastDeliveryAfterFirstSendSeconds", "last call delivered, after the first send (s)"},
+            {"cpuCoresWhileSending", "CPU of this JVM while sending (cores; consumer, providers, ZooKeeper)"},
+            {"cpuCoresDuringRecovery", "CPU of this JVM until the last delivery or the limit (cores)"},
             {"delivered", "calls delivered"},
             {"lost", "calls lost"},
             {"lostSilently", "  of which silently"},

@@ -213,10 +213,12 @@ final class MassFailureRun {
     /** Sends every call in two windows and records what the outage cost: sending time, pending, heap, tick lag. */
     private static void outage(Map<String, Object> r, Senders senders, int calls, boolean wheel, RetryStats before,
                                Optional<DubboFailbackTimer> dubbo, ProviderTally tally, long origin) throws Exception {
+        long cpu0 = cpuNanos();
         int firstBatch = Math.max(1, calls / WARMUP_FRACTION);
         Window a = window(senders, 0, firstBatch, wheel, before, dubbo, tally);
         Window b = window(senders, firstBatch, calls, wheel, before, dubbo, tally);
         r.put("sendSeconds", (System.nanoTime() - origin) / 1e9);
+        r.put("cpuCoresWhileSending", (cpuNanos() - cpu0) / (System.nanoTime() - origin + 1.0));
         r.put("callerSawReply", senders.replies.sum());
         r.put("callerSawFailedBack", senders.failedBack.sum());
         r.put("callerSawError", senders.errors.sum());
@@ -236,6 +238,7 @@ final class MassFailureRun {
         TimerProbe probe = probe(wheel, dubbo);
         try {
             long recovery = System.nanoTime();
+            long cpu0 = cpuNanos();
             r.put("recoveryAtSeconds", (recovery - origin) / 1e9);
             providers.forEach(p -> p.faults().clear());
             r.put("allDelivered", awaitDelivered(tally, s.calls(), recovery + s.recoveryLimit().toNanos()));
@@ -243,6 +246,7 @@ final class MassFailureRun {
             boolean any = last != Long.MIN_VALUE;
             r.put("lastDeliveryAfterRecoverySeconds", any ? (last - recovery) / 1e9 : Double.NaN);
             r.put("lastDeliveryAfterFirstSendSeconds", any ? (last - origin) / 1e9 : Double.NaN);
+            r.put("cpuCoresDuringRecovery", (cpuNanos() - cpu0) / (System.nanoTime() - recovery + 1.0));
             r.put("tickLagDuringRecoveryMs", probe == null ? Double.NaN : probe.worstLatenessMillis());
             r.put("tickLagWorstMs", maxOfMeasured(num(r, "tickLagWhileSendingMs"),
                     num(r, "tickLagDuringRecoveryMs")));
@@ -335,6 +339,14 @@ final class MassFailureRun {
         public void close() {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * @return this JVM's CPU time so far, every thread: consumer, providers and ZooKeeper alike (they share the
+     *     JVM), so a difference between the clusters is what their retries cost; -1 where the platform does not say
+     */
+    private static long cpuNanos() {
+        return ProcessHandle.current().info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
     }
 
     private static long usedAfterGc() {
