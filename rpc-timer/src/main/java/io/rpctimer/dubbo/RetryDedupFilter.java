@@ -49,8 +49,15 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  *
  * <p><b>Threading:</b> thread-safe. Dubbo keeps one instance per module; stores and counters are JVM-wide.
  */
-@Activate(group = CommonConstants.PROVIDER, value = RetryDedupConfig.KEY)
+@Activate(group = CommonConstants.PROVIDER, value = RetryDedupConfig.KEY, order = RetryDedupFilter.ORDER)
 public class RetryDedupFilter implements Filter {
+
+    /**
+     * The filter's place in the provider chain: after Dubbo's context filters (order -10000 and below), before
+     * filters of the default order 0, such as an application's own, so that a call that does not run never reaches
+     * them either.
+     */
+    public static final int ORDER = -5000;
 
     private static final ErrorTypeAwareLogger LOG = LoggerFactory.getErrorTypeAwareLogger(RetryDedupFilter.class);
     private static final Pattern STORE_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
