@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.dubbo.config.ReferenceConfig;
+import org.h2.jdbcx.JdbcConnectionPool;
 import org.apache.dubbo.rpc.RpcContext;
 import org.apache.dubbo.rpc.RpcException;
 import org.junit.jupiter.api.AfterAll;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.ds.PGConnectionPoolDataSource;
 
 /**
  * The {@code retrydedup} provider filter over real Dubbo RPC on 127.0.0.1, with the in-memory store and with a
@@ -51,6 +53,7 @@ class RetryDedupFilterIT {
     private static final String SHARED = "shared";
     private static final int CALLS = 20;
     private static EmbeddedPostgres postgres;
+    private static JdbcConnectionPool pool;
 
     private final List<AutoCloseable> nodes = new ArrayList<>();
     private final List<ScriptedGreetingService> services = new ArrayList<>();
@@ -58,13 +61,21 @@ class RetryDedupFilterIT {
     @BeforeAll
     static void startPostgres() throws Exception {
         postgres = EmbeddedPostgres.start();
-        RetryDedupFilter.registerStore(SHARED, new JdbcDedupStore(postgres.getPostgresDatabase(),
-                DedupWindows.defaults()));
+        PGConnectionPoolDataSource cpds = new PGConnectionPoolDataSource();
+        cpds.setServerNames(new String[] {"127.0.0.1"});
+        cpds.setPortNumbers(new int[] {postgres.getPort()});
+        cpds.setDatabaseName("postgres");
+        cpds.setUser("postgres");
+        pool = JdbcConnectionPool.create(cpds); // a connection per call would fork a server process per call
+        RetryDedupFilter.registerStore(SHARED, new JdbcDedupStore(pool, DedupWindows.defaults()));
     }
 
     @AfterAll
     static void stopPostgres() throws Exception {
         RetryDedupFilter.unregisterStore(SHARED);
+        if (pool != null) {
+            pool.dispose();
+        }
         if (postgres != null) {
             postgres.close();
         }
