@@ -93,11 +93,6 @@ public final class CaffeineDedupStore implements DedupStore {
         return Long.parseLong(claim.owner());
     }
 
-    /** @return the entries now held, expired ones not yet cleaned up included */
-    public long size() {
-        return cache.estimatedSize();
-    }
-
     @Override
     public String toString() {
         return "memory(max " + maxEntries + " entries, " + windows + ")";

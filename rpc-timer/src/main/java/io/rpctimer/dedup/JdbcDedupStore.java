@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -88,17 +89,18 @@ public final class JdbcDedupStore implements DedupStore {
         this.windows = windows;
         this.purgeIntervalMillis = purgeIntervalMillis;
         this.clockMillis = clockMillis;
+        boolean postgres = createSchema();
         this.insertSql = "INSERT INTO " + table + " (dedup_key, state, owner, expires_at) VALUES (?, 'S', ?, ?)"
-                + (createSchema() ? " ON CONFLICT (dedup_key) DO NOTHING" : "");
+                + (postgres ? " ON CONFLICT (dedup_key) DO NOTHING" : "");
     }
 
-    /** @return whether the database is PostgreSQL */
+    /** Creates the table and its index if absent; returns whether the database is PostgreSQL. */
     private boolean createSchema() {
         try (Connection c = connection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS " + table + " (dedup_key VARCHAR(400) NOT NULL PRIMARY KEY,"
                     + " state CHAR(1) NOT NULL, owner VARCHAR(64) NOT NULL, expires_at BIGINT NOT NULL)");
             String product = c.getMetaData().getDatabaseProductName();
-            if (!product.toLowerCase(java.util.Locale.ROOT).contains("mysql")) { // MySQL: no IF NOT EXISTS on indexes
+            if (!product.toLowerCase(Locale.ROOT).contains("mysql")) { // MySQL: no IF NOT EXISTS on indexes
                 s.execute("CREATE INDEX IF NOT EXISTS " + table + "_expires ON " + table + " (expires_at)");
             }
             return product.equalsIgnoreCase("PostgreSQL");

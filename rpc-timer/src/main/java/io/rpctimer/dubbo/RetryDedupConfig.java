@@ -74,11 +74,6 @@ final class RetryDedupConfig {
         return on != null ? on : serviceOn;
     }
 
-    /** @return whether any method is deduplicated */
-    boolean anyEnabled() {
-        return serviceOn || methodOn.containsValue(Boolean.TRUE);
-    }
-
     private static boolean bool(String raw, String key, String service, boolean absent) {
         if (raw == null) {
             return absent;

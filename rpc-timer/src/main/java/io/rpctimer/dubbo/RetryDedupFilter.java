@@ -120,18 +120,24 @@ public class RetryDedupFilter implements Filter {
         try {
             claim = claim(store, key, service.config().storeName);
         } catch (RuntimeException e) {
-            COUNTERS.storeFailure();
-            COUNTERS.unprotected();
-            LOG.warn(LoggerCodeConstants.PROTOCOL_FAILED_REQUEST, "dedup store failed", "", "retrydedup UNPROTECTED "
-                    + describe(key, invocation) + ": the store " + store + " failed to claim it; running it without"
-                    + " protection: " + WheelFailback.describe(e), e);
-            return invoker.invoke(invocation);
+            return unprotected(invoker, invocation, store, key, e);
         }
         return switch (claim.status()) {
             case CLAIMED -> run(invoker, invocation, store, claim);
             case ALREADY_DONE -> suppress(invocation, key);
             case IN_PROGRESS -> throw refuse(invocation, key);
         };
+    }
+
+    /** The store failed to claim the call: it runs anyway, so that a store outage costs deduplication, not calls. */
+    private static Result unprotected(Invoker<?> invoker, Invocation invocation, DedupStore store, String key,
+                                      RuntimeException e) {
+        COUNTERS.storeFailure();
+        COUNTERS.unprotected();
+        LOG.warn(LoggerCodeConstants.PROTOCOL_FAILED_REQUEST, "dedup store failed", "", "retrydedup UNPROTECTED "
+                + describe(key, invocation) + ": the store " + store + " failed to claim it; running it without"
+                + " protection: " + WheelFailback.describe(e), e);
+        return invoker.invoke(invocation);
     }
 
     private static Claim claim(DedupStore store, String key, String storeName) {

@@ -90,7 +90,7 @@ class RetryDedupFilterIT {
     }
 
     private DubboNode provider(String name, GreetingService impl, Map<String, String> parameters) {
-        DubboNode n = DubboNode.provider(name, impl, parameters);
+        DubboNode n = DubboNode.provider(name, impl, null, parameters);
         nodes.add(n);
         return n;
     }
@@ -307,7 +307,7 @@ class RetryDedupFilterIT {
     void badValues_failTheExportNamingKeyAndValue() {
         Function<Map<String, String>, String> export = params -> {
             RuntimeException e = assertThrows(RuntimeException.class,
-                    () -> DubboNode.provider("bad", new ScriptedGreetingService("bad"), params));
+                    () -> DubboNode.provider("bad", new ScriptedGreetingService("bad"), null, params));
             for (Throwable c = e; c != null; c = c.getCause()) {
                 if (c instanceof IllegalArgumentException && c.getMessage().startsWith("retrydedup: ")) {
                     return c.getMessage();
