@@ -48,6 +48,11 @@ final class DubboNode implements AutoCloseable {
 
     /** A provider exporting {@code impl} as {@code version} (null: none), so one consumer can hold two references. */
     static DubboNode provider(String name, GreetingService impl, String version) {
+        return provider(name, impl, version, Map.of());
+    }
+
+    /** As {@link #provider(String, GreetingService, String)}, the service carrying {@code parameters}. */
+    static DubboNode provider(String name, GreetingService impl, String version, Map<String, String> parameters) {
         DubboNode n = new DubboNode(name, freePort());
         ProtocolConfig pc = new ProtocolConfig("dubbo", n.port);
         pc.setHost("127.0.0.1");
@@ -55,7 +60,13 @@ final class DubboNode implements AutoCloseable {
         sc.setInterface(GreetingService.class);
         sc.setVersion(version);
         sc.setRef(impl);
-        n.bootstrap.protocol(pc).service(sc).start();
+        sc.setParameters(new java.util.HashMap<>(parameters));
+        try {
+            n.bootstrap.protocol(pc).service(sc).start();
+        } catch (RuntimeException e) {
+            n.close(); // a refused export (bad parameters) leaves no server behind
+            throw e;
+        }
         return n;
     }
 
