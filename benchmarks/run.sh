@@ -1,19 +1,52 @@
 #!/usr/bin/env bash
 # Runs rpc-timer's benchmarks against the peers and writes the results to benchmarks/results/:
-#   timer-<mode>.{json,md,png,log}     the wheel against Netty, Dubbo, Kafka, the JDK scheduler and Agrona (JMH)
-#   failback-<mode>.{json,md,png,log}  Dubbo's failback cluster against wheelfailback, end to end over real Dubbo RPC
+#   timer-<mode>[-jdkN].{json,md,png,log}  the wheel against Netty, Dubbo, Kafka, the JDK scheduler and Agrona (JMH)
+#   failback-<mode>.{json,md,png,log}      Dubbo's failback cluster against wheelfailback under faults, real Dubbo RPC
+#   happypath-<mode>.{json,md,log}         failover, failback, wheelfailback, wheelfailback+timeoutcheck on calls
+#                                          that succeed: throughput and p50/p99/p99.9
+#   massfailure-<mode>.{json,md,log}       N calls while every provider fails, then recovery: failback and
+#                                          wheelfailback
 #
-#   benchmarks/run.sh quick            # both parts, short: about 7 min on a quiet 2-core machine
-#   benchmarks/run.sh full             # both parts, as published in BENCHMARKS.md: about 25 min
-#   benchmarks/run.sh quick|full timer|failback   # one part only
+#   benchmarks/run.sh quick [all]          # every part, short: about 17 min on a quiet 2-core machine
+#   benchmarks/run.sh full [all]           # every part, as published in BENCHMARKS.md: about 50 min
+#   benchmarks/run.sh quick|full timer|failback|happypath|massfailure    # one part only
+#   benchmarks/run.sh full timer --jdk /usr/lib/jvm/temurin-25-jdk-amd64 # the timer part on another JDK: its JMH
+#                                          # forks and harness JVMs run on it too; files timer-full-jdk25.*
+#   benchmarks/run.sh full massfailure --param key=value [--param ...]    # extra consumer reference parameters
+#                                          # (a durable store, a retry budget) for the mass-failure runs
 #
-# Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, but on two
-# cores anything else running skews the numbers.
+# Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 21 min (the same on --jdk),
+# failback 2 / 3 min, happypath 6 / 19 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster).
+#
+# Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
+# record how much CPU other processes used, but on two cores anything else running skews the numbers.
 set -euo pipefail
+usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure] [--jdk <java home>] [--param key=value]..."
 mode="${1:-quick}"
 part="${2:-all}"
-case "$mode" in quick|full) ;; *) echo "usage: $0 [quick|full] [all|timer|failback]" >&2; exit 2 ;; esac
-case "$part" in all|timer|failback) ;; *) echo "usage: $0 [quick|full] [all|timer|failback]" >&2; exit 2 ;; esac
+shift $(( $# < 2 ? $# : 2 ))
+case "$mode" in quick|full) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case "$part" in all|timer|failback|happypath|massfailure) ;; *) echo "$usage" >&2; exit 2 ;; esac
+java=java
+jvm_label=""
+params=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --jdk)
+            [ $# -ge 2 ] && [ -x "$2/bin/java" ] || { echo "--jdk: '${2:-}' (expected: a JDK home with bin/java)" >&2; exit 2; }
+            [ "$part" = timer ] || { echo "--jdk: applies to the timer part only (got part '$part')" >&2; exit 2; }
+            java="$2/bin/java"
+            feature=$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+            jvm_label="jdk$feature"
+            shift 2 ;;
+        --param)
+            [ $# -ge 2 ] && [[ "$2" == ?*=* ]] || { echo "--param: '${2:-}' (expected: key=value)" >&2; exit 2; }
+            [ "$part" = massfailure ] || [ "$part" = all ] || { echo "--param: applies to massfailure only" >&2; exit 2; }
+            params+=(--param "$2")
+            shift 2 ;;
+        *) echo "$usage" >&2; exit 2 ;;
+    esac
+done
 cd "$(dirname "$0")/.."
 
 mvn -B -q -pl benchmarks -am package -DskipTests
@@ -21,18 +54,32 @@ mvn -B -q -pl benchmarks -am package -DskipTests
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 changed=$(git status --porcelain -- rpc-timer 2>/dev/null | wc -l | tr -d ' ')
 if [ "$changed" = "0" ]; then dirty="no"; else dirty="yes, $changed files"; fi
+props=(-Djava.awt.headless=true -Dbench.gitCommit="$commit" -Dbench.rpcTimerDirty="$dirty")
+jar=benchmarks/target/benchmarks.jar
+out=benchmarks/results
 
-mkdir -p benchmarks/results
+mkdir -p "$out"
 status=0
-if [ "$part" != failback ]; then
-    java -Xmx1g -Djava.awt.headless=true -Dbench.gitCommit="$commit" -Dbench.rpcTimerDirty="$dirty" \
-        -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.timer.TimerBenchRunner "$mode" benchmarks/results \
-        2>&1 | tee "benchmarks/results/timer-$mode.log" || status=1
+wants() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+if wants timer; then
+    suffix=${jvm_label:+-$jvm_label}
+    # BENCH_JMH_HEAP replaces every JMH fork's heap flags (default: -Xms4g -Xmx4g -XX:+AlwaysPreTouch)
+    "$java" -Xmx1g "${props[@]}" -Dbench.jvmLabel="$jvm_label" ${BENCH_JMH_HEAP:+"-Dbench.jmhHeap=$BENCH_JMH_HEAP"} \
+        -cp "$jar" io.rpctimer.bench.timer.TimerBenchRunner "$mode" "$out" \
+        2>&1 | tee "$out/timer-$mode$suffix.log" || status=1
 fi
-if [ "$part" != timer ]; then
+if wants failback; then
     # Dubbo's, ZooKeeper's and rpc-timer's own log lines go to benchmarks/results/failback-<mode>.log
-    java -Xmx1g -Djava.awt.headless=true -Dbench.gitCommit="$commit" -Dbench.rpcTimerDirty="$dirty" \
-        -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.failback.FailbackComparison "$mode" benchmarks/results \
+    "$java" -Xmx1g "${props[@]}" -cp "$jar" io.rpctimer.bench.failback.FailbackComparison "$mode" "$out" \
         || status=1
+fi
+if wants happypath; then
+    "$java" -Xms2g -Xmx2g "${props[@]}" -cp "$jar" io.rpctimer.bench.happypath.HappyPathComparison "$mode" "$out" \
+        2> "$out/happypath-$mode.log" || status=1
+fi
+if wants massfailure; then
+    # the providers' injected errors are logged once per call: Dubbo's log lines go to massfailure-<mode>.log
+    "$java" -Xms2g -Xmx2g "${props[@]}" -cp "$jar" io.rpctimer.bench.massfailure.MassFailureComparison "$mode" \
+        "$out" ${params[@]+"${params[@]}"} 2> "$out/massfailure-$mode.log" || status=1
 fi
 exit $status

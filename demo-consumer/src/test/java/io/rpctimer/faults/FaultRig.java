@@ -49,6 +49,7 @@ final class FaultRig implements AutoCloseable {
     private final RetryStore previousStore = WheelFailback.retryStore();
     private final RetryStats statsBefore = WheelFailback.stats();
     private SleeperLag sleeper; // from the consumer's start, as the wheel
+    private Map<String, String> serviceParameters = Map.of(); // on every provider's NotificationService
     private DemoConsumer consumer;
 
     private FaultRig(ZooKeeperRig zk) {
@@ -62,7 +63,14 @@ final class FaultRig implements AutoCloseable {
      * completes (defaults here: timeout 500 ms). If anything fails to start, what started is stopped.
      */
     static FaultRig start(ZooKeeperRig zk, int providers, UnaryOperator<DemoConsumer.Options> options) {
+        return start(zk, providers, Map.of(), options);
+    }
+
+    /** As {@link #start(ZooKeeperRig, int, UnaryOperator)}, with parameters on every provider's service export. */
+    static FaultRig start(ZooKeeperRig zk, int providers, Map<String, String> serviceParameters,
+                          UnaryOperator<DemoConsumer.Options> options) {
         FaultRig rig = new FaultRig(zk);
+        rig.serviceParameters = Map.copyOf(serviceParameters);
         try {
             rig.startProviders(providers);
             rig.consumer = DemoConsumer.start(options.apply(DemoConsumer.options(zk.registryAddress())
@@ -87,7 +95,8 @@ final class FaultRig implements AutoCloseable {
             List<CompletableFuture<DemoProvider>> starting = new ArrayList<>();
             for (int i = 1; i <= n; i++) {
                 String name = "p" + i;
-                starting.add(CompletableFuture.supplyAsync(() -> DemoProvider.start(name, zk.registryAddress(), 0),
+                starting.add(CompletableFuture.supplyAsync(() -> DemoProvider.start(name, zk.registryAddress(), 0,
+                        serviceParameters),
                         starters));
             }
             RuntimeException failed = null;
@@ -108,7 +117,7 @@ final class FaultRig implements AutoCloseable {
 
     /** Starts one more provider on the rig's registry, watched like the others. */
     DemoProvider addProvider(String name) {
-        DemoProvider p = DemoProvider.start(name, zk.registryAddress(), 0);
+        DemoProvider p = DemoProvider.start(name, zk.registryAddress(), 0, serviceParameters);
         providers.add(p);
         consumer.watch(p);
         served.attach(List.of(p));

@@ -67,6 +67,13 @@ public final class ReliabilityReport {
         {"8", "Bad input",
             "Invalid URL values, null and huge arguments, a listener that throws, a store that throws: clear"
                 + " errors, the wheel keeps running, nothing lost."},
+        {"9", "A provider finishes calls late: duplicates, with retrydedup",
+            "Two providers on the `retrydedup` filter; p1 hangs 1.5 s on every call (timeout 300 ms) and then"
+                + " completes it, while its retry goes to p2. Shared store (one PostgreSQL table for both): a retry"
+                + " that arrives while p1 still runs the call is refused and retried later, the next finds it done"
+                + " and is suppressed; *duplicates* must be 0. In-memory store (one per provider): p2 cannot see what"
+                + " p1 ran, so every call that timed out on p1 runs on both; that is what remains without a shared"
+                + " store."},
     };
 
     private static final String[][] COLUMNS = {

@@ -63,10 +63,11 @@ public final class SharedWheelTimer {
         }
     }
 
-    private static Set<Timeout> release(WheelTimer timer) {
+    /** Stops the timer at the last release; any thread may, since the shared timer's tasks run on its executor. */
+    private static Set<Timeout> release() {
         WheelTimer toStop;
         synchronized (LOCK) {
-            if (--holders > 0 || instance != timer) {
+            if (--holders > 0) {
                 return Set.of();
             }
             toStop = instance;
@@ -102,12 +103,13 @@ public final class SharedWheelTimer {
         }
 
         /**
-         * Gives the timer back. The last release stops it.
+         * Gives the timer back. The last release stops it. Any thread may release, including a task of the shared
+         * timer or a callback on its executor.
          *
          * @return if this release stopped the shared timer, the timeouts that never ran; otherwise an empty set
          */
         public Set<Timeout> release() {
-            return released.compareAndSet(false, true) ? SharedWheelTimer.release(timer) : Set.of();
+            return released.compareAndSet(false, true) ? SharedWheelTimer.release() : Set.of();
         }
 
         /** @return whether {@link #release()} was called */

@@ -15,8 +15,8 @@ public interface Timeout {
     TimerTask task();
 
     /**
-     * @return {@code true} once the timeout fell due and its task was handed over to run; {@code false} while it
-     *     is pending, and forever if it was cancelled
+     * @return {@code true} once the timeout fell due and the executor took its task; {@code false} while it is
+     *     pending (also while the executor refuses it), and forever if it was cancelled
      */
     boolean isExpired();
 
@@ -26,8 +26,8 @@ public interface Timeout {
     /**
      * Cancels the task, in O(1). The wheel unlinks the timeout and drops its reference within about one tick.
      *
-     * @return {@code true} if this call cancelled the timeout; {@code false} if it had already expired or been
-     *     cancelled (then the call has no effect)
+     * @return {@code true} if this call cancelled the timeout (its task will not run); {@code false} if it had
+     *     already expired or been cancelled (then the call has no effect)
      */
     boolean cancel();
 }

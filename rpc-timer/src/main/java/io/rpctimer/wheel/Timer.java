@@ -29,7 +29,7 @@ public interface Timer {
      * Stops the timer. Idempotent: a second call returns an empty set.
      *
      * @return the timeouts that were scheduled and never ran (their tasks were neither run nor cancelled)
-     * @throws IllegalStateException if called from a {@link TimerTask} of this timer
+     * @throws IllegalStateException if called on the timer's own thread, where it would wait for itself
      */
     Set<Timeout> stop();
 

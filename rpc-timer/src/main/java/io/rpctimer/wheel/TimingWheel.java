@@ -13,30 +13,33 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import org.jctools.queues.MpscUnboundedXaddArrayQueue;
 
 /**
- * The hashed timing wheel as a plain structure driven by {@code now}: producers call {@link #schedule} and
+ * The driver of a hashed timing wheel, without a thread: producers call {@link #schedule} and
  * {@link WheelTimeout#cancel()} from any thread; one thread (the worker, or a test) calls {@link #advance} with the
- * current time. Due timeouts go to the executor; the wheel never runs a task itself.
+ * current time. It takes new and cancelled timeouts off the hand-off queues into the {@link WheelLevels}, turns the
+ * time into ticks, hands due timeouts to the executor (it never runs a task itself), and decides how long the worker
+ * may sleep. {@link WheelTimer} is the thread around it.
  *
- * <p>Layout: a hierarchy of levels of {@code wheelSize} buckets each, as in Kafka's {@code TimingWheel}. A bucket of
- * level 0 spans one tick; a bucket of level {@code i} spans {@code wheelSize^i} ticks. A timeout goes into the lowest
- * level whose window (starting at the current slot) reaches its deadline. When time reaches a bucket of a higher
- * level, its timeouts move down ("cascade"); each timeout moves at most once per level, so a tick costs what falls
- * due in it, never what is pending far ahead (Netty and Dubbo walk every timeout of the bucket and decrement its
- * remaining rounds instead). Levels are allocated when first used.
+ * <p>Hand-off policy: a due timeout is expired only once the executor took it. If the executor refuses it
+ * ({@link RejectedExecutionException}), the timeout stays {@code SCHEDULED} (cancellable, counted against the
+ * pending limit) and is offered again at the next tick, before anything due later, in order. If {@code execute}
+ * throws anything else, the executor may have queued it already, so it counts as handed over and is never offered
+ * twice; the failure is counted in {@link TimerStats#failedTasks()} and logged. Both failures are logged at a
+ * bounded rate ({@link FailureLog}).
  *
- * <p>Caveats: the wheel is as precise as its tick: a timeout runs at the first tick at or after its deadline, never
- * before. Timeouts due in the same tick are handed to the executor in no particular order.
+ * <p>Caveats: a timeout runs at the first tick at or after its deadline, never before. Timeouts due in the same tick
+ * are handed to the executor in no particular order.
  *
- * <p>Concurrency: producers only touch the two striped MPSC hand-offs and the timeout's CAS'd state; every other
- * field is owned by the thread calling {@link #advance} (the "worker"). Counters the worker keeps are published as a
- * {@link TimerStats} snapshot once per advance.
+ * <p>Concurrency: producers only touch the striped MPSC hand-off queues, {@link #napping} and the timeout's CAS'd
+ * state; every other field, and the levels, belong to the thread calling {@link #advance} (the "worker"). Counters
+ * the worker keeps are published as a {@link TimerStats} snapshot once per advance.
  */
 final class TimingWheel {
 
-    private static final System.Logger LOG = System.getLogger(WheelTimer.class.getName());
+    static final System.Logger LOG = System.getLogger(WheelTimer.class.getName());
 
     /** Upper bound of hand-off queue entries taken per advance, so one advance stays bounded. */
     static final int MAX_TRANSFERS_PER_ADVANCE = 1 << 20;
@@ -45,26 +48,11 @@ final class TimingWheel {
     private static final int QUEUE_POOLED_CHUNKS = 8;
     /**
      * Hand-off stripes: a power of two, twice the cores, from 2 to 8. Each producer thread offers to the stripe its
-     * thread id picks, so two producers seldom write the same cache lines (a queue's producer index and its adjacent
-     * slots): on one shared queue, 2 producers on 2 cores ran at 6-8 ops/us for seconds at a time instead of 23.
+     * thread id picks, so that two producers seldom write the same cache lines (a queue's producer index and the
+     * slots next to it), which would make each producer's offer miss in its cache.
      */
     static final int STRIPES =
             Math.min(8, Math.max(2, Integer.highestOneBit(Runtime.getRuntime().availableProcessors() * 4 - 1)));
-
-    /** The task-running wheel of the current thread, to refuse {@code stop()} from inside a task. */
-    private static final ThreadLocal<TimingWheel> RUNNING = new ThreadLocal<>();
-
-    final Timer owner;
-    private final Ticker ticker;
-    private final long originNanos;
-    final long tickNanos;
-    private final int bits;
-    private final int mask;
-    private final int maxLevel;
-    private final Executor executor;
-    private final long maxPendingTimeouts;
-    /** Pending count kept only when {@code maxPendingTimeouts > 0}: producers add, the worker subtracts. */
-    private final AtomicLong pendingLimitCount;
 
     /** Worker naps after this many idle advances in a row. */
     static final int IDLE_ADVANCES_BEFORE_NAP = 4;
@@ -79,6 +67,15 @@ final class TimingWheel {
         }
     }
 
+    final Timer owner;
+    private final Ticker ticker;
+    private final long originNanos;
+    final long tickNanos;
+    private final Executor executor;
+    private final long maxPendingTimeouts;
+    /** Pending count kept only when {@code maxPendingTimeouts > 0}: producers add, the worker subtracts. */
+    private final AtomicLong pendingLimitCount;
+
     // Producer → worker hand-offs: many producers, one consumer (the worker); striped by producer thread.
     private final MpscUnboundedXaddArrayQueue<WheelTimeout>[] newTimeouts = stripes();
     private final MpscUnboundedXaddArrayQueue<WheelTimeout>[] cancelledTimeouts = stripes();
@@ -88,10 +85,12 @@ final class TimingWheel {
     private final LongAdder failedTasks = new LongAdder();
 
     // Worker-owned.
-    private final WheelTimeout[][] levels;
-    private long currentTick;
-    private long linked;
+    private final WheelLevels levels;
+    private final Consumer<WheelTimeout> handOver = this::handOver;
+    /** Due timeouts the executor refused, in the order they fell due. */
     private final ArrayDeque<WheelTimeout> deferred = new ArrayDeque<>();
+    private final FailureLog refusals;
+    private final FailureLog handOffFailures;
     private long scheduled;
     private long expired;
     private long cancelled;
@@ -100,17 +99,17 @@ final class TimingWheel {
     private long lastTickLagNanos;
     private long maxTickLagNanos;
     private long pendingToRelease;
-    /** Nodes touched by ticks (expired or moved down a level): what the "a tick costs what expires" tests count. */
-    private long nodesVisited;
-    /** One bit per non-empty bucket, per level: where the next work is, without walking buckets. */
-    private final long[][] occupied;
+    /** The current advance's time, in nanoseconds since the origin. */
+    private long elapsedNanos;
+    /** The smallest deadline handed over in the current advance; {@code Long.MAX_VALUE} if none. */
+    private long earliestDeadlineHandedOver;
     /** Set when the worker naps: no tick up to this one has anything to do, so a nap is not lag. */
     private long quietUntilTick;
     /** Consecutive advances in which nothing arrived, was cancelled or fell due. */
     private int idleAdvances;
     private boolean active;
 
-    /** The worker thread while it naps past the next tick; producers with new work unpark it. */
+    /** The worker thread while it parks past the next tick; producers with new work unpark it. */
     private volatile Thread napping;
 
     /** Written by the worker once per advance, read by anyone. */
@@ -123,31 +122,28 @@ final class TimingWheel {
      * @param wheelSize          buckets per level, a power of two {@code >= 2}
      * @param maxPendingTimeouts the limit of pending timeouts, or {@code <= 0} for none
      * @param executor           runs due tasks
+     * @param log                where hand-off failures are logged
      */
     TimingWheel(Timer owner, Ticker ticker, long tickNanos, int wheelSize, long maxPendingTimeouts,
-                Executor executor) {
-        if (wheelSize < 2 || Integer.bitCount(wheelSize) != 1) {
-            throw new IllegalArgumentException("wheelSize: " + wheelSize + " (expected: a power of two >= 2)");
-        }
+                Executor executor, System.Logger log) {
+        this.levels = new WheelLevels(tickNanos, wheelSize);
         this.owner = owner;
         this.ticker = ticker;
         this.originNanos = ticker.nanoTime();
         this.tickNanos = tickNanos;
-        this.bits = Integer.numberOfTrailingZeros(wheelSize);
-        this.mask = wheelSize - 1;
-        // The top level's window, wheelSize^(maxLevel + 1) ticks, spans every representable deadline.
-        this.maxLevel = (63 + bits - 1) / bits - 1;
-        this.levels = new WheelTimeout[maxLevel + 1][];
-        this.occupied = new long[maxLevel + 1][];
         this.executor = executor;
         this.maxPendingTimeouts = maxPendingTimeouts;
         this.pendingLimitCount = maxPendingTimeouts > 0 ? new AtomicLong() : null;
+        this.refusals = new FailureLog(log, Level.WARNING, "executor refused a due TimerTask; it stays pending and is"
+                + " offered again at the next tick, with the tasks due after it");
+        this.handOffFailures = new FailureLog(log, Level.ERROR, "executor threw while accepting a due TimerTask; it"
+                + " counts as handed over (the executor may have queued it) and is not offered again");
     }
 
     // ---------------------------------------------------------------- any thread
 
     int wheelSize() {
-        return mask + 1;
+        return levels.wheelSize();
     }
 
     /** Nanoseconds since this wheel's origin. */
@@ -202,7 +198,7 @@ final class TimingWheel {
     }
 
     /**
-     * After a producer's offer: the worker may be napping past the next tick, so wake it. Together with the worker
+     * After a producer's offer: the worker may be parked past the next tick, so wake it. Together with the worker
      * re-checking the queues after it publishes {@link #napping}, no offer is left unseen for more than a tick.
      */
     private void wakeIfNapping() {
@@ -222,7 +218,7 @@ final class TimingWheel {
         }
     }
 
-    /** Called by {@link WheelTimeout#cancel()} after a successful CAS from {@code SCHEDULED}. */
+    /** Called by {@link WheelTimeout#cancel()} after a successful CAS from {@code SCHEDULED} or {@code HANDING}. */
     void unlinkLater(WheelTimeout timeout) {
         cancelledTimeouts[stripe()].offer(timeout);
         wakeIfNapping();
@@ -230,25 +226,12 @@ final class TimingWheel {
 
     /** Runs on an executor thread. */
     void runTask(WheelTimeout timeout) {
-        TimingWheel outer = RUNNING.get();
-        RUNNING.set(this);
         try {
             timeout.task.run(timeout);
         } catch (Throwable t) {
             failedTasks.increment();
             LOG.log(Level.WARNING, "TimerTask " + timeout.task + " threw; the timer goes on", t);
-        } finally {
-            if (outer == null) {
-                RUNNING.remove();
-            } else {
-                RUNNING.set(outer);
-            }
         }
-    }
-
-    /** @return whether the calling thread is running a task of this wheel */
-    boolean isRunningTaskOnCurrentThread() {
-        return RUNNING.get() == this;
     }
 
     TimerStats stats() {
@@ -265,173 +248,95 @@ final class TimingWheel {
      * the ticks in between had nothing filed and were never late.
      */
     void start(long nowNanos) {
-        long elapsed = nowNanos - originNanos;
-        if (linked == 0 && elapsed > 0) {
-            currentTick = Math.max(currentTick, elapsed / tickNanos);
-        }
+        levels.skipTo((nowNanos - originNanos) / tickNanos);
     }
 
     /**
-     * Processes every tick due at {@code nowNanos}: unlinks cancelled timeouts, files new ones, moves higher levels
-     * down at their boundaries and hands due timeouts to the executor.
+     * Processes every tick due at {@code nowNanos}: unlinks cancelled timeouts, files new ones, offers refused ones
+     * again, and hands due timeouts to the executor.
+     *
+     * <p>Lag: how late this advance ran its first tick (none if a producer woke the worker before the end of a nap:
+     * the ticks up to now had nothing to do at their time), or how late it handed over the earliest deadline it
+     * handed over, whichever is later.
      *
      * @param nowNanos a reading of the wheel's ticker
      * @return the nanoseconds from {@code nowNanos} until the next tick is due ({@code > 0})
      */
     long advance(long nowNanos) {
         long elapsed = nowNanos - originNanos;
-        long lastTick = elapsed / tickNanos;
-        // woken before the end of a nap (a producer's offer): the ticks up to now had nothing to do at their time
-        boolean wokenEarly = quietUntilTick > currentTick && lastTick <= quietUntilTick;
-        if (quietUntilTick > currentTick) { // after a nap: the ticks up to quietUntilTick had nothing to do
-            currentTick = Math.max(currentTick, Math.min(quietUntilTick, lastTick - 1));
-        }
-        quietUntilTick = 0;
-        long nextTickAt = (currentTick + 1) * tickNanos;
+        long firstOpenTick = levels.currentTick() + 1;
+        long nextTickAt = firstOpenTick * tickNanos;
         if (elapsed < nextTickAt) {
             return nextTickAt - elapsed;
         }
-        lastTickLagNanos = wokenEarly ? 0 : elapsed - nextTickAt;
-        maxTickLagNanos = Math.max(maxTickLagNanos, lastTickLagNanos);
-
+        long lastTick = elapsed / tickNanos;
+        long tickLag = quietUntilTick < firstOpenTick ? elapsed - nextTickAt
+                : lastTick <= quietUntilTick ? 0 : elapsed - (quietUntilTick + 1) * tickNanos;
+        quietUntilTick = 0;
+        elapsedNanos = elapsed;
+        earliestDeadlineHandedOver = Long.MAX_VALUE;
         active = !deferred.isEmpty();
+
         retryDeferred();
         unlinkCancelled();
-        if (linked == 0) {
-            currentTick = lastTick - 1; // nothing is filed: skip the empty ticks in between
-        }
         transferNew();
-        while (currentTick < lastTick) {
-            currentTick++;
-            ticks++;
-            processTick(currentTick);
-        }
+        levels.advance(lastTick, handOver);
+
+        ticks += lastTick - firstOpenTick + 1;
+        recordLag(elapsed, tickLag, firstOpenTick);
         idleAdvances = active ? 0 : idleAdvances + 1;
         publish();
-        return (currentTick + 1) * tickNanos - elapsed;
+        return (lastTick + 1) * tickNanos - elapsed;
+    }
+
+    private void recordLag(long elapsed, long tickLag, long firstOpenTick) {
+        long lag = tickLag;
+        if (earliestDeadlineHandedOver != Long.MAX_VALUE) {
+            // a timeout cannot be handed over before the first tick this advance processed
+            long dueTick = Math.max(levels.deadlineTick(earliestDeadlineHandedOver), firstOpenTick);
+            lag = Math.max(lag, elapsed - dueTick * tickNanos);
+        }
+        lastTickLagNanos = lag;
+        maxTickLagNanos = Math.max(maxTickLagNanos, lag);
     }
 
     /**
-     * How long the worker may sleep after an {@link #advance}: until the next tick, or — once the wheel has been
-     * idle for a few ticks and no work is queued — until the next tick that has something to do, at most
-     * {@code maxNapNanos}. A worker that naps is registered in {@link #napping}, so that a producer's offer wakes
-     * it; call {@link #awake()} when it wakes.
+     * How long the worker may park after an {@link #advance}: until the next tick, or — once the wheel has been
+     * idle for a few ticks and no work is queued — until the next tick that has something to do; never more than
+     * {@code maxNapNanos}, even if the ticker stepped back. A park longer than a tick is registered in
+     * {@link #napping}, so that a producer's offer wakes it; call {@link #awake()} when the worker wakes.
      *
-     * @param nowNanos    the reading passed to the last advance
-     * @param maxNapNanos the longest nap, in nanoseconds
+     * @param nowNanos    a reading of the wheel's ticker
+     * @param maxNapNanos the longest park, in nanoseconds
      * @return the nanoseconds to park
      */
     long sleepNanos(long nowNanos, long maxNapNanos) {
         long elapsed = nowNanos - originNanos;
-        long untilNextTick = (currentTick + 1) * tickNanos - elapsed;
-        if (idleAdvances < IDLE_ADVANCES_BEFORE_NAP || !deferred.isEmpty()) {
-            return untilNextTick;
+        long current = levels.currentTick();
+        long untilNextTick = Math.min((current + 1) * tickNanos - elapsed, maxNapNanos);
+        long wakeTick = current + 1;
+        if (idleAdvances >= IDLE_ADVANCES_BEFORE_NAP && deferred.isEmpty()) {
+            wakeTick = Math.max(wakeTick,
+                    Math.min(levels.nextEventTick(), current + Math.max(1, maxNapNanos / tickNanos)));
         }
-        long wakeTick = Math.min(nextEventTick(), currentTick + Math.max(1, maxNapNanos / tickNanos));
-        if (wakeTick <= currentTick + 1) {
-            return untilNextTick;
+        long sleep = Math.min(wakeTick * tickNanos - elapsed, maxNapNanos);
+        if (sleep <= tickNanos) {
+            return sleep;
         }
         napping = Thread.currentThread();
         if (!allEmpty(newTimeouts) || !allEmpty(cancelledTimeouts)) { // an offer raced the flag: no nap
             napping = null;
             return untilNextTick;
         }
-        quietUntilTick = wakeTick - 1;
-        return wakeTick * tickNanos - elapsed;
+        if (wakeTick > current + 1) {
+            quietUntilTick = wakeTick - 1;
+        }
+        return sleep;
     }
 
     /** The worker woke up. */
     void awake() {
         napping = null;
-    }
-
-    /**
-     * The first tick after the current one at which something is filed to happen: a level-0 bucket to expire or a
-     * higher-level bucket to move down; {@code Long.MAX_VALUE} if none.
-     */
-    long nextEventTick() {
-        long best = Long.MAX_VALUE;
-        long[] level0 = occupied[0];
-        if (level0 != null) {
-            int offset = firstSetBit(level0, (int) ((currentTick + 1) & mask));
-            if (offset >= 0) {
-                best = currentTick + 1 + offset;
-            }
-        }
-        for (int level = 1; level <= maxLevel; level++) {
-            if (occupied[level] == null) {
-                continue;
-            }
-            int shift = level * bits;
-            long boundary = ((currentTick >>> shift) + 1) << shift;
-            int offset = firstSetBit(occupied[level], (int) ((boundary >>> shift) & mask));
-            if (offset >= 0) {
-                best = Math.min(best, boundary + ((long) offset << shift));
-            }
-        }
-        return best;
-    }
-
-    /** @return how many buckets after {@code from} (circularly) the first set bit is, or -1 if none is set */
-    private int firstSetBit(long[] bitmap, int from) {
-        int size = mask + 1;
-        for (int scanned = 0; scanned < size; ) {
-            int index = (from + scanned) & mask;
-            int inWord = index & 63;
-            int span = Math.min(64 - inWord, size - index); // up to the word's end or the wheel's end, then wrap
-            long word = bitmap[index >>> 6] >>> inWord;
-            if (span < 64) {
-                word &= (1L << span) - 1;
-            }
-            if (word != 0) {
-                return scanned + Long.numberOfTrailingZeros(word);
-            }
-            scanned += span;
-        }
-        return -1;
-    }
-
-    private void processTick(long tick) {
-        for (int level = maxLevel; level >= 1; level--) {
-            int shift = level * bits;
-            if (levels[level] != null && (tick & ((1L << shift) - 1)) == 0) {
-                int index = (int) ((tick >>> shift) & mask);
-                WheelTimeout head = detach(level, index);
-                while (head != null) {
-                    WheelTimeout next = head.next;
-                    head.next = null;
-                    nodesVisited++;
-                    if (head.state() == WheelTimeout.ST_SCHEDULED) {
-                        file(head);
-                    }
-                    head = next;
-                }
-            }
-        }
-        if (levels[0] != null) {
-            WheelTimeout head = detach(0, (int) (tick & mask));
-            while (head != null) {
-                WheelTimeout next = head.next;
-                head.next = null;
-                nodesVisited++;
-                expire(head);
-                head = next;
-            }
-        }
-    }
-
-    /** Takes a whole bucket off the wheel; its nodes keep only their {@code next} links. */
-    private WheelTimeout detach(int level, int index) {
-        WheelTimeout head = levels[level][index];
-        if (head != null) {
-            levels[level][index] = null;
-            occupied[level][index >>> 6] &= ~(1L << index);
-            for (WheelTimeout t = head; t != null; t = t.next) {
-                t.prev = null;
-                linked--;
-            }
-        }
-        return head;
     }
 
     /**
@@ -447,7 +352,6 @@ final class TimingWheel {
         long seen = 0;
         long cancelledBeforeSeen = 0;
         for (MpscUnboundedXaddArrayQueue<WheelTimeout> queue : newTimeouts) {
-            // at most what was queued when the drain began: the worker does not chase the producers
             long limit = seen + Math.min(queue.size(), MAX_TRANSFERS_PER_ADVANCE - seen);
             for (; seen < limit; seen++) {
                 WheelTimeout t = queue.relaxedPoll();
@@ -456,7 +360,7 @@ final class TimingWheel {
                 }
                 if (t.state() == WheelTimeout.ST_NEW
                         && t.compareAndSetState(WheelTimeout.ST_NEW, WheelTimeout.ST_SCHEDULED)) {
-                    file(t);
+                    levels.file(t);
                 } else {
                     cancelledBeforeSeen++; // cancelled before the worker saw it: nothing was linked
                 }
@@ -479,7 +383,7 @@ final class TimingWheel {
                 if (t == null) {
                     break;
                 }
-                unlink(t);
+                levels.unlink(t); // no effect on a deferred timeout: it is dropped when offered again
             }
         }
         if (unlinked > 0) {
@@ -489,97 +393,8 @@ final class TimingWheel {
         }
     }
 
-    /** Files a {@code SCHEDULED} timeout into its bucket, or expires it when its tick has come. */
-    private void file(WheelTimeout t) {
-        long deadlineTick = deadlineTick(t.deadlineNanos);
-        if (deadlineTick <= currentTick) {
-            expire(t);
-            return;
-        }
-        int level = levelFor(deadlineTick);
-        WheelTimeout[] buckets = levels[level];
-        if (buckets == null) {
-            buckets = levels[level] = new WheelTimeout[mask + 1];
-            occupied[level] = new long[Math.max(1, (mask + 1) >>> 6)];
-        }
-        int index = (int) ((deadlineTick >>> (level * bits)) & mask);
-        WheelTimeout head = buckets[index];
-        t.next = head;
-        if (head != null) {
-            head.prev = t;
-        } else {
-            occupied[level][index >>> 6] |= 1L << index;
-        }
-        buckets[index] = t;
-        linked++;
-    }
-
-    /**
-     * The lowest level whose window, starting at the slot holding the current tick, reaches {@code deadlineTick}.
-     * Level {@code i}'s window is {@code wheelSize^(i+1)} ticks.
-     */
-    private int levelFor(long deadlineTick) {
-        for (int level = 0; level < maxLevel; level++) {
-            int shift = level * bits;
-            long windowStart = (currentTick >>> shift) << shift;
-            if (((deadlineTick - windowStart) >>> (shift + bits)) == 0) {
-                return level;
-            }
-        }
-        return maxLevel;
-    }
-
-    /** The first tick at or after {@code deadlineNanos}. */
-    private long deadlineTick(long deadlineNanos) {
-        long tick = deadlineNanos / tickNanos;
-        return tick * tickNanos < deadlineNanos ? tick + 1 : tick;
-    }
-
-    private void unlink(WheelTimeout t) {
-        WheelTimeout prev = t.prev;
-        WheelTimeout next = t.next;
-        if (prev != null) {
-            prev.next = next;
-        } else if (!unlinkHead(t)) {
-            return; // already taken off the wheel by an expiry or a cascade
-        }
-        if (next != null) {
-            next.prev = prev;
-        }
-        t.prev = null;
-        t.next = null;
-        linked--;
-    }
-
-    private boolean unlinkHead(WheelTimeout t) {
-        long deadlineTick = deadlineTick(t.deadlineNanos);
-        for (int level = 0; level <= maxLevel; level++) {
-            WheelTimeout[] buckets = levels[level];
-            if (buckets != null) {
-                int index = (int) ((deadlineTick >>> (level * bits)) & mask);
-                if (buckets[index] == t) {
-                    buckets[index] = t.next;
-                    if (t.next == null) {
-                        occupied[level][index >>> 6] &= ~(1L << index);
-                    }
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
-    private void expire(WheelTimeout t) {
-        if (t.compareAndSetState(WheelTimeout.ST_SCHEDULED, WheelTimeout.ST_EXPIRED)) {
-            expired++;
-            active = true;
-            pendingToRelease++;
-            handOff(t);
-        }
-        // else cancelled meanwhile: the cancel queue holds it and counts it
-    }
-
-    private void handOff(WheelTimeout t) {
+    /** Takes a due timeout from the levels; behind refused ones it waits its turn, to keep the order. */
+    private void handOver(WheelTimeout t) {
         if (!deferred.isEmpty() || !tryExecute(t)) {
             deferred.add(t);
         }
@@ -593,23 +408,43 @@ final class TimingWheel {
     }
 
     /**
-     * Hands a due task to the executor. Policy when the executor refuses (saturated or shut down): the worker
-     * neither blocks nor drops the task; it keeps it, in order, and offers it again at the next tick.
+     * Offers a due timeout to the executor. Every state change is made before anything is logged, so that a logger
+     * that throws leaves the timeout either handed over or {@code SCHEDULED}.
+     *
+     * @return {@code false} if the executor refused it (it is {@code SCHEDULED} again); {@code true} if it took it,
+     *     or the timeout was cancelled first
      */
     private boolean tryExecute(WheelTimeout t) {
+        if (!t.compareAndSetState(WheelTimeout.ST_SCHEDULED, WheelTimeout.ST_HANDING)) {
+            return true; // cancelled: the cancel queue counts it
+        }
         try {
             executor.execute(t);
-            return true;
         } catch (RejectedExecutionException e) {
-            if (deferredHandOffs++ == 0 || deferred.isEmpty()) {
-                LOG.log(Level.WARNING, "executor refused a due TimerTask (" + e + "); it and the tasks due after it"
-                        + " are offered again at the next tick");
+            if (!t.compareAndSetState(WheelTimeout.ST_HANDING, WheelTimeout.ST_SCHEDULED)) {
+                return true; // cancelled while offered
             }
-            return false;
-        } catch (RuntimeException | Error e) {
             deferredHandOffs++;
-            LOG.log(Level.ERROR, "executor threw while accepting a due TimerTask; offered again at the next tick", e);
+            refusals.report(elapsedNanos, e);
             return false;
+        } catch (Throwable e) {
+            handedOver(t);
+            failedTasks.increment();
+            handOffFailures.report(elapsedNanos, e);
+            return true;
+        }
+        handedOver(t);
+        return true;
+    }
+
+    /** The executor has the timeout: it is expired unless a cancel won the race first. */
+    private void handedOver(WheelTimeout t) {
+        if (t.compareAndSetState(WheelTimeout.ST_HANDING, WheelTimeout.ST_EXPIRED)
+                || t.state() == WheelTimeout.ST_EXPIRED) { // or its run() came first
+            expired++;
+            pendingToRelease++;
+            active = true;
+            earliestDeadlineHandedOver = Math.min(earliestDeadlineHandedOver, t.deadlineNanos);
         }
     }
 
@@ -630,24 +465,13 @@ final class TimingWheel {
      */
     Set<Timeout> drainUnprocessed() {
         Set<Timeout> left = Collections.newSetFromMap(new IdentityHashMap<>());
-        left.addAll(deferred);
-        deferred.clear();
-        for (int level = 0; level <= maxLevel; level++) {
-            WheelTimeout[] buckets = levels[level];
-            if (buckets == null) {
-                continue;
-            }
-            for (int index = 0; index < buckets.length; index++) {
-                for (WheelTimeout t = detach(level, index); t != null; ) {
-                    WheelTimeout next = t.next;
-                    t.next = null;
-                    if (t.state() == WheelTimeout.ST_SCHEDULED) {
-                        left.add(t);
-                    }
-                    t = next;
-                }
+        for (WheelTimeout t : deferred) {
+            if (t.state() == WheelTimeout.ST_SCHEDULED) {
+                left.add(t);
             }
         }
+        deferred.clear();
+        levels.drainTo(left::add);
         for (MpscUnboundedXaddArrayQueue<WheelTimeout> queue : newTimeouts) {
             WheelTimeout t;
             while ((t = queue.poll()) != null) {
@@ -665,29 +489,18 @@ final class TimingWheel {
         return Collections.unmodifiableSet(left);
     }
 
-    /** Worker thread only (tests). */
-    long nodesVisited() {
-        return nodesVisited;
+    /** Worker thread only (tests): the levels this driver moves. */
+    WheelLevels levels() {
+        return levels;
     }
 
-    /** @return whether the worker is napping past the next tick (tests) */
+    /** @return whether the worker is parked past the next tick and registered to be woken (tests) */
     boolean isNapping() {
         return napping != null;
     }
 
-    /** Worker thread only (tests): timeouts linked in buckets. */
-    long linkedCount() {
-        return linked;
-    }
-
-    /** Worker thread only (tests). */
-    long currentTick() {
-        return currentTick;
-    }
-
     @Override
     public String toString() {
-        return "TimingWheel(tick: " + tickNanos + " ns, wheelSize: " + (mask + 1) + ", currentTick: " + currentTick
-                + ')';
+        return "TimingWheel(" + levels + ')';
     }
 }

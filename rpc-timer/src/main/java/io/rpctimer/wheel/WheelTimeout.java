@@ -8,13 +8,17 @@ import java.util.concurrent.TimeUnit;
  * One scheduled task: the {@link Timeout} handed to the caller, the node linked into a wheel bucket, and the
  * {@link Runnable} handed to the executor when it falls due — one object, 40 bytes with compressed oops.
  *
- * <p>Concurrency: {@link #state} is the only field other threads write, always by CAS, and every transition out of
- * {@code NEW} or {@code SCHEDULED} happens once:
+ * <p>Concurrency: {@link #state} is the only field other threads write, always by CAS:
  * <pre>
- *   NEW ──worker transfers──▶ SCHEDULED ──worker, when due──▶ EXPIRED
- *    └──────── cancel() ──────────┴──────── cancel() ───────▶ CANCELLED
+ *   NEW ──worker transfers──▶ SCHEDULED ──worker, when due──▶ HANDING ──executor took it──▶ EXPIRED
+ *    │                         │    ▲                           │  └──executor refused──▶ SCHEDULED (offered again)
+ *    └──────── cancel() ───────┴────┴──────── cancel() ─────────┴──────────────────────▶ CANCELLED
  * </pre>
- * A cancel from {@code SCHEDULED} puts the node on the wheel's cancel queue so the worker unlinks it; a cancel from
+ * {@code HANDING} lasts while the worker is inside {@code Executor.execute}: the worker moves it to {@code EXPIRED}
+ * when {@code execute} returns, or {@link #run()} does if the executor runs the task first. A cancel that wins
+ * during {@code HANDING} means the task never runs, even if the executor accepted it: {@link #run()} checks. So the
+ * task runs at most once, and only if its timeout ended {@code EXPIRED}. A cancel from {@code SCHEDULED} or
+ * {@code HANDING} puts the node on the wheel's cancel queue so the worker unlinks and counts it; a cancel from
  * {@code NEW} needs nothing more, since the worker drops cancelled nodes as it takes them off the hand-off queue.
  * {@link #prev} and {@link #next} belong to the worker thread alone.
  */
@@ -22,8 +26,9 @@ final class WheelTimeout implements Timeout, Runnable {
 
     static final int ST_NEW = 0;
     static final int ST_SCHEDULED = 1;
-    static final int ST_EXPIRED = 2;
-    static final int ST_CANCELLED = 3;
+    static final int ST_HANDING = 2;
+    static final int ST_EXPIRED = 3;
+    static final int ST_CANCELLED = 4;
 
     private static final VarHandle STATE;
 
@@ -89,8 +94,8 @@ final class WheelTimeout implements Timeout, Runnable {
                 if (compareAndSetState(ST_NEW, ST_CANCELLED)) {
                     return true;
                 }
-            } else if (s == ST_SCHEDULED) {
-                if (compareAndSetState(ST_SCHEDULED, ST_CANCELLED)) {
+            } else if (s == ST_SCHEDULED || s == ST_HANDING) {
+                if (compareAndSetState(s, ST_CANCELLED)) {
                     wheel.unlinkLater(this);
                     return true;
                 }
@@ -100,10 +105,12 @@ final class WheelTimeout implements Timeout, Runnable {
         }
     }
 
-    /** Runs the task; called by the executor, never by the worker. */
+    /** Runs the task, unless a cancel won while the worker was handing it over; called by the executor. */
     @Override
     public void run() {
-        wheel.runTask(this);
+        if (state == ST_EXPIRED || compareAndSetState(ST_HANDING, ST_EXPIRED)) {
+            wheel.runTask(this);
+        }
     }
 
     @Override

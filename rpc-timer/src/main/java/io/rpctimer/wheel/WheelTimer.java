@@ -36,7 +36,9 @@ import java.util.concurrent.locks.LockSupport;
  * the same tick run in no particular order.
  *
  * <p>An idle worker does not tick: once nothing has arrived or fallen due for a few ticks, it sleeps until the next
- * tick that has work (at most 1 s), and a new timeout or a cancellation wakes it.
+ * tick that has work (at most 1 s), and a new timeout or a cancellation wakes it. It never parks longer than 1 s,
+ * even if the {@link Ticker} steps back. After a long pause (a suspended process) it catches up in steps of the
+ * ticks that have work, not tick by tick.
  *
  * <h3>Wheel size and far-future timeouts</h3>
  * Each level of the wheel has {@link Builder#ticksPerWheel} buckets (default 512, rounded up to a power of two).
@@ -46,10 +48,14 @@ import java.util.concurrent.locks.LockSupport;
  * <h3>Executor</h3>
  * By default due tasks run on a small pool of daemon threads owned by the timer ({@code max(2, cores)} threads,
  * named {@code rpc-timer-executor-N}), shut down by {@link #stop()}. A caller-supplied executor is not shut down.
- * <i>Saturation policy:</i> if the executor throws {@link RejectedExecutionException}, the worker neither blocks nor
- * drops the task: it keeps it and every task due after it, in order, and offers them again at the next tick; each
- * refusal is counted in {@link TimerStats#deferredHandOffs()}. Tasks still refused at {@link #stop()} are returned
- * by it as never run.
+ * <i>Saturation policy:</i> a timeout is expired only once the executor took its task. If the executor throws
+ * {@link RejectedExecutionException}, the worker neither blocks nor drops the task: the timeout stays pending (it can
+ * still be cancelled, and it counts against {@link Builder#maxPendingTimeouts}), and the worker offers it and every
+ * task due after it again at the next tick, in order; each refusal is counted in
+ * {@link TimerStats#deferredHandOffs()}. Tasks still refused at {@link #stop()} are returned by it as never run. Any
+ * other throwable from {@code execute} may come after the executor queued the task, so the timeout counts as expired
+ * and is never offered twice; the failure is counted in {@link TimerStats#failedTasks()}. Both are logged: the first
+ * with its stack trace, then at most one line per 10 s.
  *
  * <h3>Do not create many instances</h3>
  * Each timer has its own thread. Share one: {@link SharedWheelTimer} is the JVM-wide instance. A warning is logged
@@ -93,7 +99,7 @@ public final class WheelTimer implements Timer {
         this.ownedExecutor = b.executor == null ? newDefaultExecutor(id) : null;
         Executor executor = b.executor == null ? ownedExecutor : b.executor;
         this.wheel = new TimingWheel(this, b.ticker, b.tickNanos(), b.normalizedTicksPerWheel(),
-                b.maxPendingTimeouts, executor);
+                b.maxPendingTimeouts, executor, TimingWheel.LOG);
         this.worker = new Thread(this::runWorker, b.threadName != null ? b.threadName : "rpc-timer-wheel-" + id);
         this.worker.setDaemon(true);
         if (INSTANCES.incrementAndGet() > INSTANCE_COUNT_WARNING && WARNED_TOO_MANY.compareAndSet(false, true)) {
@@ -162,9 +168,11 @@ public final class WheelTimer implements Timer {
      * {@inheritDoc}
      *
      * <p>Waits for the worker to finish its current tick and exit. Tasks already handed to the executor still run;
-     * the default executor is shut down after them.
+     * the default executor is shut down after them. A task of this timer may stop it.
      *
-     * @throws IllegalStateException also if this is the {@link SharedWheelTimer}: release the lease instead
+     * @throws IllegalStateException if called on the worker thread (a task run by an executor that runs tasks on
+     *                               the calling thread), or if this is the {@link SharedWheelTimer}: release the
+     *                               lease instead
      */
     @Override
     public Set<Timeout> stop() {
@@ -174,9 +182,11 @@ public final class WheelTimer implements Timer {
         return stopNow();
     }
 
+    /** Stops the timer, shared or not: waits for the worker, which never waits for a task, so any other thread may. */
     Set<Timeout> stopNow() {
-        if (wheel.isRunningTaskOnCurrentThread()) {
-            throw new IllegalStateException("stop() called from a TimerTask of this timer: stop it from another thread");
+        if (Thread.currentThread() == worker) {
+            throw new IllegalStateException("stop() called on the timer's worker thread (its executor runs tasks on"
+                    + " the calling thread): stop it from another thread");
         }
         int previous = STATE.getAndSet(this, ST_STOPPED);
         if (previous == ST_STOPPED) {

@@ -3,6 +3,7 @@ package io.rpctimer.dubbo;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.util.List;
 import java.util.Map;
 import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.config.ProtocolConfig;
@@ -42,17 +43,40 @@ final class DubboNode implements AutoCloseable {
     }
 
     static DubboNode provider(String name, GreetingService impl) {
-        return provider(name, GreetingService.class, impl);
+        return provider(name, impl, null);
     }
 
+    /** A provider exporting {@code impl} as {@code version} (null: none), so one consumer can hold two references. */
+    static DubboNode provider(String name, GreetingService impl, String version) {
+        return provider(name, impl, version, Map.of());
+    }
+
+    /** As {@link #provider(String, GreetingService, String)}, the service carrying {@code parameters}. */
+    static DubboNode provider(String name, GreetingService impl, String version, Map<String, String> parameters) {
+        return provider(name, GreetingService.class, impl, version, parameters);
+    }
+
+    /** A provider of another service than {@link GreetingService}. */
     static <S> DubboNode provider(String name, Class<S> type, S impl) {
+        return provider(name, type, impl, null, Map.of());
+    }
+
+    private static <S> DubboNode provider(String name, Class<S> type, S impl, String version,
+                                          Map<String, String> parameters) {
         DubboNode n = new DubboNode(name, freePort());
         ProtocolConfig pc = new ProtocolConfig("dubbo", n.port);
         pc.setHost("127.0.0.1");
         ServiceConfig<S> sc = new ServiceConfig<>();
         sc.setInterface(type);
+        sc.setVersion(version);
         sc.setRef(impl);
-        n.bootstrap.protocol(pc).service(sc).start();
+        sc.setParameters(new java.util.HashMap<>(parameters));
+        try {
+            n.bootstrap.protocol(pc).service(sc).start();
+        } catch (RuntimeException e) {
+            n.close(); // a refused export (bad parameters) leaves no server behind
+            throw e;
+        }
         return n;
     }
 
@@ -61,7 +85,26 @@ final class DubboNode implements AutoCloseable {
         return consumer(name, GreetingService.class, reference, providers);
     }
 
+    /** As {@link #consumer(String, ReferenceConfig, DubboNode...)}, for another service. */
     static <S> DubboNode consumer(String name, Class<S> type, ReferenceConfig<S> reference, DubboNode... providers) {
+        aim(type, reference, providers);
+        return consumer(name, List.of(reference));
+    }
+
+    /** A consumer of several references, each already {@link #aim aimed} at its providers. */
+    static DubboNode consumer(String name, List<? extends ReferenceConfig<?>> references) {
+        DubboNode n = new DubboNode(name, -1);
+        references.forEach(n.bootstrap::reference);
+        n.bootstrap.start();
+        return n;
+    }
+
+    /** Points {@code reference} straight at {@code providers} (two or more, so the cluster applies). */
+    static void aim(ReferenceConfig<GreetingService> reference, DubboNode... providers) {
+        aim(GreetingService.class, reference, providers);
+    }
+
+    private static <S> void aim(Class<S> type, ReferenceConfig<S> reference, DubboNode... providers) {
         StringBuilder urls = new StringBuilder();
         for (DubboNode p : providers) {
             urls.append(urls.length() == 0 ? "" : ";").append("dubbo://127.0.0.1:").append(p.port);
@@ -69,9 +112,6 @@ final class DubboNode implements AutoCloseable {
         reference.setInterface(type);
         reference.setUrl(urls.toString());
         reference.setCheck(false);
-        DubboNode n = new DubboNode(name, -1);
-        n.bootstrap.reference(reference).start();
-        return n;
     }
 
     static int freePort() {

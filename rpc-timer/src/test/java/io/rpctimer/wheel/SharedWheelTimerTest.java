@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -42,6 +44,39 @@ class SharedWheelTimerTest {
         } else {
             pending.cancel();
             b.release();
+        }
+    }
+
+    /**
+     * issue 11 #13: the last lease released from a task of the shared timer (or a future callback on its executor)
+     * stops it, and the next acquire starts one fresh timer, not a second one next to an orphan.
+     */
+    @Test
+    void lastReleaseFromATaskStopsTheSharedTimer() throws Exception {
+        assumeTrue(SharedWheelTimer.holders() == 0, "another test holds the shared timer");
+        SharedWheelTimer.Lease lease = SharedWheelTimer.acquire();
+        WheelTimer first = lease.timer();
+        int aliveBefore = WheelTimer.aliveInstances();
+        CompletableFuture<Set<Timeout>> released = new CompletableFuture<>();
+        Timeout pending = first.newTimeout(t -> { }, 1, TimeUnit.HOURS);
+        first.newTimeout(t -> {
+            try {
+                released.complete(lease.release());
+            } catch (Throwable e) {
+                released.completeExceptionally(e);
+            }
+        }, 1, TimeUnit.MILLISECONDS);
+
+        assertEquals(Set.of(pending), released.get(10, TimeUnit.SECONDS), "release from a task failed");
+        assertThrows(IllegalStateException.class, () -> first.newTimeout(t -> { }, 1, TimeUnit.SECONDS),
+                "the released timer still runs, referenced by no one");
+        assertEquals(aliveBefore - 1, WheelTimer.aliveInstances());
+        SharedWheelTimer.Lease next = SharedWheelTimer.acquire();
+        try {
+            assertNotSame(first, next.timer());
+            assertEquals(1, SharedWheelTimer.holders());
+        } finally {
+            next.release();
         }
     }
 

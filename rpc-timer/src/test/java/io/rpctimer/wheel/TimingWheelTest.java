@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -31,16 +32,27 @@ class TimingWheelTest {
 
     private FakeTicker ticker = new FakeTicker(0);
     private final ManualExecutor executor = new ManualExecutor();
+    private final RecordingLogger log = new RecordingLogger();
     private TimingWheel wheel = newWheel(512, -1);
 
     private TimingWheel newWheel(int wheelSize, long maxPending) {
-        return new TimingWheel(null, ticker, TimeUnit.MILLISECONDS.toNanos(TICK_MS), wheelSize, maxPending, executor);
+        return new TimingWheel(null, ticker, TimeUnit.MILLISECONDS.toNanos(TICK_MS), wheelSize, maxPending, executor,
+                log);
     }
 
     /** Moves the fake clock by {@code ms} and lets the wheel catch up. */
     private void advanceMillis(long ms) {
         ticker.advance(ms, TimeUnit.MILLISECONDS);
         wheel.advance(ticker.nanoTime());
+    }
+
+    /** Idles the empty wheel until the worker naps (up to the 1 s maximum). */
+    private void idleUntilNapping() {
+        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
+            advanceMillis(TICK_MS);
+        }
+        wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+        assertTrue(wheel.isNapping());
     }
 
     private static TimerTask counting(AtomicInteger runs) {
@@ -90,10 +102,10 @@ class TimingWheelTest {
         advanceMillis(TimeUnit.DAYS.toMillis(365));
         assertEquals(0, executor.runAll());
         assertFalse(t.isExpired());
-        assertEquals(1, wheel.linkedCount());
+        assertEquals(1, wheel.levels().linkedCount());
         assertTrue(t.cancel());
         advanceMillis(TICK_MS);
-        assertEquals(0, wheel.linkedCount());
+        assertEquals(0, wheel.levels().linkedCount());
     }
 
     /** nanoTime may start anywhere and wrap around; only differences count (Caffeine's clock parameterisation). */
@@ -134,13 +146,13 @@ class TimingWheelTest {
             all.add(wheel.schedule(t -> { }, 1_000, TimeUnit.MILLISECONDS)); // same bucket: head, middle, tail
         }
         advanceMillis(TICK_MS);
-        assertEquals(5, wheel.linkedCount());
+        assertEquals(5, wheel.levels().linkedCount());
 
         assertTrue(all.get(2).cancel()); // middle
         assertTrue(all.get(4).cancel()); // head (pushed last)
         assertTrue(all.get(0).cancel()); // tail
         advanceMillis(TICK_MS);
-        assertEquals(2, wheel.linkedCount());
+        assertEquals(2, wheel.levels().linkedCount());
 
         advanceMillis(1_000);
         assertEquals(2, executor.runAll());
@@ -186,18 +198,18 @@ class TimingWheelTest {
             wheel.schedule(task, 3_600_000 + i % 1_000, TimeUnit.MILLISECONDS);
         }
         advanceMillis(TICK_MS);
-        assertEquals(n, wheel.linkedCount());
-        long visitedBefore = wheel.nodesVisited();
+        assertEquals(n, wheel.levels().linkedCount());
+        long visitedBefore = wheel.levels().nodesVisited();
 
         for (int i = 0; i < 1_000; i++) {
             advanceMillis(TICK_MS); // ten idle seconds, tick by tick
         }
-        assertEquals(visitedBefore, wheel.nodesVisited(), "idle ticks touched far-future timeouts");
+        assertEquals(visitedBefore, wheel.levels().nodesVisited(), "idle ticks touched far-future timeouts");
 
         advanceMillis(3_600_000);
         assertEquals(n, executor.queued.size());
         // each timeout moves down at most once per level above 0, then expires once
-        assertTrue(wheel.nodesVisited() <= 3L * n, "visits: " + wheel.nodesVisited());
+        assertTrue(wheel.levels().nodesVisited() <= 3L * n, "visits: " + wheel.levels().nodesVisited());
     }
 
     /**
@@ -254,21 +266,21 @@ class TimingWheelTest {
             }
             advanceMillis(TICK_MS); // file them
             executor.queued.clear();
-            long next = wheel.nextEventTick();
+            long next = wheel.levels().nextEventTick();
             if (next == Long.MAX_VALUE) {
                 continue;
             }
-            long distance = next - wheel.currentTick();
+            long distance = next - wheel.levels().currentTick();
             if (distance > 2_000) {
                 continue; // too far to walk tick by tick
             }
-            long visited = wheel.nodesVisited();
+            long visited = wheel.levels().nodesVisited();
             for (long step = 1; step < distance; step++) {
                 advanceMillis(TICK_MS);
-                assertEquals(visited, wheel.nodesVisited(), "a bucket was touched before tick " + next);
+                assertEquals(visited, wheel.levels().nodesVisited(), "a bucket was touched before tick " + next);
             }
             advanceMillis(TICK_MS);
-            assertTrue(wheel.nodesVisited() > visited, "nothing happened at the predicted tick " + next);
+            assertTrue(wheel.levels().nodesVisited() > visited, "nothing happened at the predicted tick " + next);
             executor.queued.clear();
         }
     }
@@ -292,22 +304,14 @@ class TimingWheelTest {
 
     @Test
     void newWorkWakesANappingWorker() {
-        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
-            advanceMillis(TICK_MS);
-        }
-        wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
-        assertTrue(wheel.isNapping());
+        idleUntilNapping();
         wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
         assertFalse(wheel.isNapping(), "the producer's offer woke the worker");
     }
 
     @Test
     void aWorkerWokenFromANapIsNotLate() {
-        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
-            advanceMillis(TICK_MS);
-        }
-        wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
-        assertTrue(wheel.isNapping());
+        idleUntilNapping();
         ticker.advance(57, TimeUnit.MILLISECONDS); // a producer wakes it 7 ms into a tick of the nap
         AtomicInteger runs = new AtomicInteger();
         wheel.schedule(counting(runs), 0, TimeUnit.MILLISECONDS);
@@ -465,6 +469,160 @@ class TimingWheelTest {
         Set<Timeout> left = wheel.drainUnprocessed();
         assertEquals(Set.of(filed, deferred, queued), left);
         assertTrue(ran.isExpired());
+    }
+
+    // ---------------------------------------------------------------- issue 11: hand-off to the executor
+
+    /** issue 11 #14: a refused timeout is not expired: cancel() still wins and it keeps its pending slot. */
+    @Test
+    void refusedTimeoutStaysPendingCancellableAndCountsAgainstTheLimit() {
+        wheel = newWheel(512, 10);
+        executor.refuseNext = Integer.MAX_VALUE;
+        List<WheelTimeout> due = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            due.add(wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS));
+        }
+        for (int i = 0; i < 5; i++) {
+            advanceMillis(TICK_MS);
+        }
+        assertThrows(RejectedExecutionException.class, () -> wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS),
+                "a refused timeout freed its pending slot");
+        TimerStats s = wheel.stats();
+        assertEquals(10, s.pendingTimeouts());
+        assertEquals(0, s.expiredTimeouts());
+        assertFalse(due.get(0).isExpired(), "the executor never took it");
+
+        assertTrue(due.get(0).cancel(), "cancel() must win until the executor takes the task");
+        advanceMillis(TICK_MS);
+        assertEquals(9, wheel.stats().pendingTimeouts());
+        assertEquals(1, wheel.stats().cancelledTimeouts());
+        WheelTimeout another = wheel.schedule(x -> { }, 1, TimeUnit.HOURS); // the cancelled one's slot
+        Set<Timeout> neverRan = new HashSet<>(due.subList(1, 10));
+        neverRan.add(another);
+        assertEquals(neverRan, wheel.drainUnprocessed());
+        assertFalse(due.get(1).isExpired());
+    }
+
+    /** issue 11 #15: only RejectedExecutionException means "not accepted"; a pool may queue and then throw. */
+    @Test
+    void executorThatQueuesThenThrowsRunsTheTaskOnce() {
+        AtomicInteger runs = new AtomicInteger();
+        WheelTimeout t = wheel.schedule(counting(runs), 10, TimeUnit.MILLISECONDS);
+        executor.errorAfterQueueing = new OutOfMemoryError("unable to create native thread (test)");
+        for (int i = 0; i < 5; i++) {
+            advanceMillis(TICK_MS);
+        }
+        executor.runAll();
+        assertEquals(1, runs.get(), "handed over again after the executor had taken it");
+        assertTrue(t.isExpired());
+        assertFalse(t.cancel());
+        TimerStats s = wheel.stats();
+        assertEquals(1, s.expiredTimeouts());
+        assertEquals(0, s.pendingTimeouts());
+        assertEquals(1, s.failedTasks(), "the failed hand-off is reported");
+        assertEquals(Set.of(), wheel.drainUnprocessed());
+    }
+
+    /** issue 11 #16: an executor that fails every hand-off does not flood the log from the worker. */
+    @Test
+    void failingExecutorIsLoggedAtAMeasuredRate() {
+        executor.failEvery = new IllegalStateException("broken executor (test)");
+        for (int i = 0; i < 1_000; i++) {
+            wheel.schedule(x -> { }, 100L * i, TimeUnit.MILLISECONDS); // one due every 10 ticks for 100 s
+        }
+        for (int i = 0; i < 10_000; i++) {
+            advanceMillis(TICK_MS);
+        }
+        assertEquals(1, log.withThrowable(), "one stack trace, then summaries");
+        assertTrue(log.entries.size() <= 1 + 100 / 10 + 1, "log calls: " + log.entries.size());
+        assertTrue(log.entries.size() >= 2, "later failures are summarised, not hidden");
+    }
+
+    /** issue 11 #16: the same for an executor that refuses every hand-off. */
+    @Test
+    void refusingExecutorIsLoggedAtAMeasuredRate() {
+        executor.refuseNext = Integer.MAX_VALUE;
+        for (int i = 0; i < 1_000; i++) {
+            wheel.schedule(x -> { }, 100L * i, TimeUnit.MILLISECONDS);
+        }
+        for (int i = 0; i < 10_000; i++) {
+            advanceMillis(TICK_MS);
+        }
+        assertTrue(log.entries.size() <= 1 + 100 / 10 + 1, "log calls: " + log.entries.size());
+        assertEquals(1_000, wheel.drainUnprocessed().size(), "refused timeouts never ran: stop() returns them");
+    }
+
+    /** issue 11 #17: a throw part-way through a bucket (here the logger) loses none of the bucket. */
+    @Test
+    void throwMidBucketLosesNothing() {
+        List<WheelTimeout> due = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            due.add(wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS));
+        }
+        executor.refuseNext = 1;
+        log.throwOnNext = 1;
+        ticker.advance(TICK_MS, TimeUnit.MILLISECONDS);
+        assertThrows(IllegalStateException.class, () -> wheel.advance(ticker.nanoTime()));
+
+        advanceMillis(TICK_MS);
+        advanceMillis(TICK_MS);
+        assertEquals(3, executor.runAll(), "timeouts of the bucket were dropped");
+        for (WheelTimeout t : due) {
+            assertTrue(t.isExpired());
+        }
+        assertEquals(3, wheel.stats().expiredTimeouts());
+        assertEquals(0, wheel.stats().pendingTimeouts());
+    }
+
+    // ---------------------------------------------------------------- issue 11: time
+
+    /** issue 11 #18: a timeout handed over late after an early wake from a nap is reported as lag. */
+    @Test
+    void lagAfterAnEarlyWakeIsMeasuredAgainstTheDeadlineHandedOver() {
+        idleUntilNapping();
+        ticker.advance(57, TimeUnit.MILLISECONDS); // 107 ms: a producer schedules, due at tick 11 (110 ms)
+        wheel.schedule(x -> { }, 0, TimeUnit.MILLISECONDS);
+        wheel.awake();
+        ticker.advance(490, TimeUnit.MILLISECONDS); // the worker gets a core only at 597 ms, still inside the nap
+        wheel.advance(ticker.nanoTime());
+        assertEquals(1, executor.runAll());
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(597 - 110), wheel.stats().lastTickLagNanos());
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(597 - 110), wheel.stats().maxTickLagNanos());
+    }
+
+    /** issue 11 #19: a ticker that steps back does not park the worker for the whole gap, and it stays wakeable. */
+    @Test
+    void tickerSteppingBackParksAtMostTheMaximumNapAndIsWakeable() {
+        wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
+        for (int i = 0; i < 100; i++) {
+            advanceMillis(TICK_MS);
+        }
+        ticker.advance(-1, TimeUnit.HOURS);
+        wheel.advance(ticker.nanoTime());
+        long maxNapNanos = TimeUnit.SECONDS.toNanos(1);
+        long park = wheel.sleepNanos(ticker.nanoTime(), maxNapNanos);
+        assertTrue(park <= maxNapNanos, "parks " + park + " ns");
+        assertTrue(wheel.isNapping(), "a park longer than a tick must be wakeable by a producer");
+        wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
+        assertFalse(wheel.isNapping());
+    }
+
+    /** issue 11 (catch-up): after a day's pause the wheel jumps from event to event instead of walking every tick. */
+    @Test
+    void catchUpAfterALongPauseVisitsEventsNotTicks() {
+        AtomicInteger runs = new AtomicInteger();
+        wheel.schedule(counting(runs), 1, TimeUnit.HOURS);
+        wheel.schedule(counting(runs), 20, TimeUnit.HOURS);
+        WheelTimeout later = wheel.schedule(counting(runs), 2, TimeUnit.DAYS);
+        advanceMillis(TICK_MS);
+        long visits = wheel.levels().tickVisits();
+
+        advanceMillis(TimeUnit.DAYS.toMillis(1)); // 8.64 M ticks
+        assertTrue(wheel.levels().tickVisits() - visits <= 64, "ticks visited: " + (wheel.levels().tickVisits() - visits));
+        assertEquals(2, executor.runAll());
+        assertFalse(later.isExpired());
+        advanceMillis(TimeUnit.DAYS.toMillis(1));
+        assertEquals(1, executor.runAll());
     }
 
     @Test

@@ -129,8 +129,27 @@ class WheelTimerTest {
         assertThrows(IllegalStateException.class, () -> timer.newTimeout(t -> { }, 1, TimeUnit.SECONDS));
     }
 
+    /** issue 11 #13: a task (an executor thread) may stop its own timer; only the worker thread may not. */
     @Test
-    void stopFromATaskThrows() throws Exception {
+    void stopFromATaskStopsTheTimer() throws Exception {
+        Timeout far = timer.newTimeout(t -> { }, 1, TimeUnit.HOURS);
+        CompletableFuture<Set<Timeout>> stopped = new CompletableFuture<>();
+        timer.newTimeout(t -> {
+            try {
+                stopped.complete(t.timer().stop());
+            } catch (Throwable e) {
+                stopped.completeExceptionally(e);
+            }
+        }, 1, TimeUnit.MILLISECONDS);
+        assertEquals(Set.of(far), stopped.get(10, TimeUnit.SECONDS));
+        assertThrows(IllegalStateException.class, () -> timer.newTimeout(t -> { }, 1, TimeUnit.SECONDS));
+    }
+
+    /** A direct executor runs tasks on the worker thread: stopping from there would wait for itself. */
+    @Test
+    void stopFromTheWorkerThreadThrowsAndTheTimerGoesOn() throws Exception {
+        timer.stop();
+        timer = WheelTimer.builder().tickDuration(10, TimeUnit.MILLISECONDS).executor(Runnable::run).build();
         CompletableFuture<Throwable> thrown = new CompletableFuture<>();
         timer.newTimeout(t -> {
             try {
@@ -142,7 +161,6 @@ class WheelTimerTest {
         }, 1, TimeUnit.MILLISECONDS);
         Throwable e = thrown.get(5, TimeUnit.SECONDS);
         assertTrue(e instanceof IllegalStateException, String.valueOf(e));
-        // and the timer still works
         CountDownLatch ran = new CountDownLatch(1);
         timer.newTimeout(t -> ran.countDown(), 1, TimeUnit.MILLISECONDS);
         assertTrue(ran.await(5, TimeUnit.SECONDS));

@@ -28,7 +28,7 @@ import org.apache.dubbo.common.timer.Timer;
  * <p><b>Threading:</b> thread-safe; the reflective reads see the fields as Dubbo's threads publish them (the tick is a
  * plain field of the worker, read racily: a sampler tolerates a slightly stale value).
  */
-final class DubboFailbackTimer {
+public final class DubboFailbackTimer {
 
     static final String INVOKER_CLASS = "org.apache.dubbo.rpc.cluster.support.FailbackClusterInvoker";
     private static final int MAX_OBJECTS = 200_000;
@@ -48,7 +48,7 @@ final class DubboFailbackTimer {
      * @param proxy the reference's proxy ({@code ReferenceConfig.get()})
      * @return the failback timer access, or empty if no {@code FailbackClusterInvoker} is reachable
      */
-    static Optional<DubboFailbackTimer> find(Object proxy) {
+    public static Optional<DubboFailbackTimer> find(Object proxy) {
         Object root = java.lang.reflect.Proxy.isProxyClass(proxy.getClass())
                 ? java.lang.reflect.Proxy.getInvocationHandler(proxy) : proxy; // a JDK proxy, or Dubbo's javassist one
         Set<Object> seen = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -163,7 +163,7 @@ final class DubboFailbackTimer {
      * @return the timeouts that never ran (retries Dubbo's failback discards at shutdown, plus a probe's), or -1 if
      *     there was no timer
      */
-    int stopTimer() {
+    public int stopTimer() {
         return timer().map(t -> t.stop().size()).orElse(-1);
     }
 

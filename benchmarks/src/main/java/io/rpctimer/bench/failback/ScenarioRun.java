@@ -1,13 +1,13 @@
 package io.rpctimer.bench.failback;
 
 import io.rpctimer.bench.ForeignLoadMonitor;
+import io.rpctimer.bench.TwoProviders;
 import io.rpctimer.demo.consumer.DemoConsumer;
 import io.rpctimer.demo.consumer.Report;
 import io.rpctimer.demo.consumer.SleeperLag;
 import io.rpctimer.demo.provider.DemoProvider;
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.demo.provider.ledger.CallListener;
-import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
 import io.rpctimer.dubbo.WheelFailback;
 import io.rpctimer.dubbo.WheelFailbackCluster;
 import io.rpctimer.retry.InMemoryRetryStore;
@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -105,8 +104,8 @@ final class ScenarioRun {
         List<String> faultLog = new ArrayList<>();
         RunResult.Builder result = new RunResult.Builder(scenario, cluster, plan);
 
-        EmbeddedZooKeeper zk = null;
-        List<DemoProvider> providers = new ArrayList<>();
+        TwoProviders rig = null;
+        List<DemoProvider> providers = List.of();
         DemoConsumer consumer = null;
         TimerProbe probe = null;
         SleeperLag sleeper = null;
@@ -116,14 +115,9 @@ final class ScenarioRun {
         WheelFailback.setRetryStore(store);
         WheelFailback.addListener(timeline);
         try {
-            zk = EmbeddedZooKeeper.start();
-            String registry = zk.registryAddress();
-            CompletableFuture<DemoProvider> p1 = CompletableFuture.supplyAsync(() -> DemoProvider.start("p1",
-                    registry, 0));
-            CompletableFuture<DemoProvider> p2 = CompletableFuture.supplyAsync(() -> DemoProvider.start("p2",
-                    registry, 0));
-            providers.add(p1.join());
-            providers.add(p2.join());
+            rig = TwoProviders.start();
+            String registry = rig.registry();
+            providers = rig.providers();
             providers.forEach(p -> p.ledger().addListener(providerListener));
             consumer = DemoConsumer.start(DemoConsumer.options(registry)
                     .name("consumer-" + scenario.id + "-" + cluster)
@@ -197,12 +191,8 @@ final class ScenarioRun {
             }
             dubboTimer.ifPresent(DubboFailbackTimer::stopTimer); // Dubbo never stops it (see DubboFailbackTimer)
             providers.forEach(p -> p.ledger().removeListener(providerListener));
-            for (DemoProvider p : providers) {
-                p.faults().clear();
-                p.stop();
-            }
-            if (zk != null) {
-                zk.close();
+            if (rig != null) {
+                rig.close();
             }
             WheelFailback.removeListener(timeline);
             WheelFailback.setRetryStore(previousStore);

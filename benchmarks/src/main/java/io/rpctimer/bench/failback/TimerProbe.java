@@ -27,7 +27,7 @@ import org.apache.dubbo.common.timer.HashedWheelTimer;
  * the timer's thread (Dubbo: its worker; rpc-timer: its executor); the figures are read from any thread. All times
  * are {@code System.nanoTime()} nanoseconds; figures are reported in milliseconds.
  */
-abstract class TimerProbe implements AutoCloseable {
+public abstract class TimerProbe implements AutoCloseable {
 
     static final long PROBE_PERIOD_MILLIS = 100;
     static final long SAMPLE_PERIOD_MILLIS = 5;
@@ -53,14 +53,14 @@ abstract class TimerProbe implements AutoCloseable {
     }
 
     /** Probes Dubbo's failback timer of the reference behind {@code proxy} (from its creation at the first failure). */
-    static Dubbo dubbo(DubboFailbackTimer access) {
+    public static Dubbo dubbo(DubboFailbackTimer access) {
         Dubbo p = new Dubbo(access);
         p.startThread();
         return p;
     }
 
     /** Probes rpc-timer's shared wheel through a lease of its own (released by {@link #close()}). */
-    static Wheel wheel() {
+    public static Wheel wheel() {
         Wheel p = new Wheel(SharedWheelTimer.acquire());
         p.startThread();
         return p;
@@ -144,7 +144,7 @@ abstract class TimerProbe implements AutoCloseable {
      * @return the worst probe lateness so far, in ms, counting an outstanding probe already past its due time as late
      *     by now; NaN if no probe was counted
      */
-    synchronized double worstLatenessMillis() {
+    public synchronized double worstLatenessMillis() {
         long worst = maxLatenessNanos;
         Probe p = outstanding.get();
         boolean any = fired > 0;
@@ -161,7 +161,7 @@ abstract class TimerProbe implements AutoCloseable {
     }
 
     /** @return probes that ran and were counted */
-    int probesCounted() {
+    public int probesCounted() {
         return fired;
     }
 
@@ -181,7 +181,7 @@ abstract class TimerProbe implements AutoCloseable {
     }
 
     /** @return the worst lag of the worker's tick found by {@link #sample}, in ms (0 if on time), or NaN if none */
-    double worstWorkerLagMillis() {
+    public double worstWorkerLagMillis() {
         return sampled ? Math.max(0, maxWorkerLagNanos) / 1e6 : Double.NaN;
     }
 
@@ -219,7 +219,7 @@ abstract class TimerProbe implements AutoCloseable {
      * late by at least {@code now - due}: a lower bound of the worker's tick lag, to within the sampling period,
      * that costs no pending slot.
      */
-    static final class Dubbo extends TimerProbe {
+    public static final class Dubbo extends TimerProbe {
         private final DubboFailbackTimer access;
 
         Dubbo(DubboFailbackTimer access) {
@@ -273,7 +273,7 @@ abstract class TimerProbe implements AutoCloseable {
         }
 
         /** @return timeouts pending on Dubbo's failback timer, less the probe's: retries waiting their turn */
-        long retriesPending() {
+        public long retriesPending() {
             return access.timer().map(t -> t.pendingTimeouts() - (probeOutstanding() ? 1 : 0)).orElse(0L);
         }
     }
@@ -282,7 +282,7 @@ abstract class TimerProbe implements AutoCloseable {
      * rpc-timer's shared wheel (10 ms tick): the probe runs on the wheel's executor, so its lateness includes the
      * hand-off from the worker to the executor. The worker's own tick lag is the wheel's {@code maxTickLagNanos} stat.
      */
-    static final class Wheel extends TimerProbe {
+    public static final class Wheel extends TimerProbe {
         private final SharedWheelTimer.Lease lease;
         private final long origin;
         private final long tick;

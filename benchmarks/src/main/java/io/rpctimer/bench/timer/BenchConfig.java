@@ -1,5 +1,7 @@
 package io.rpctimer.bench.timer;
 
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -105,6 +107,35 @@ final class BenchConfig {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /** The first JDK release on which {@code sun.misc.Unsafe}'s memory access warns by default (JEP 498). */
+    static final int UNSAFE_WARNING_FEATURE = 24;
+
+    /**
+     * @return the flags every benchmark JVM gets on this JVM's release: on JDK 24 and later,
+     *     {@code --sun-misc-unsafe-memory-access=allow}. Without it Netty 4.2 turns its use of {@code Unsafe} off
+     *     by itself ({@code io.netty.noUnsafe=true by default on Java 24+}) and falls back to slower atomic queues,
+     *     while rpc-timer's JCTools and Agrona keep using {@code Unsafe}: the flag gives every implementation the
+     *     code paths it has on JDK 17.
+     */
+    static List<String> jvmFlags() {
+        return Runtime.version().feature() >= UNSAFE_WARNING_FEATURE
+                ? List.of("--sun-misc-unsafe-memory-access=allow") : List.of();
+    }
+
+    /**
+     * @return {@code "-" + bench.jvmLabel} (e.g. {@code -jdk25}) when {@code run.sh --jdk} set that property, else
+     *     empty: the suffix of the result files, so that runs on two JVMs do not overwrite each other
+     */
+    static String jvmSuffix() {
+        String label = System.getProperty("bench.jvmLabel", "");
+        return label.isBlank() ? "" : "-" + label;
+    }
+
+    /** @return the {@code java} launcher of this JVM: JMH forks and harness JVMs run on the runner's own JVM */
+    static String javaBinary() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
     static void sleepMillis(long millis) {

@@ -1,5 +1,6 @@
 package io.rpctimer.bench.timer;
 
+import io.rpctimer.bench.Figures;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -182,9 +183,33 @@ final class ResultsReport {
             }
             md.append(" |\n");
         }
+        gcShareTable(r, md);
         md.append("\nrpc-timer empty / 1M pending: 1 thread ")
                 .append(fmt(sc(r, RPC, 1, 0) / sc(r, RPC, 1, BenchConfig.MANY_PENDING))).append("×, 2 threads ")
                 .append(fmt(sc(r, RPC, 2, 0) / sc(r, RPC, 2, BenchConfig.MANY_PENDING))).append("×.\n");
+    }
+
+    /**
+     * The share of the measured time each cell spent in GC pauses: a peer that hands timeouts to its worker faster
+     * than the worker takes them (Netty and Dubbo move at most 100,000 per tick) grows a backlog that survives young
+     * collections, and its rate then depends on how long the fork has run and on the heap.
+     */
+    private static void gcShareTable(Map<String, Object> r, StringBuilder md) {
+        md.append("\nGC pauses, % of the measured time (high: the rate is held by the timer's own garbage, and"
+                + " depends on the run's length and heap):\n\n"
+                + "| impl | 1 thread, empty | 1 thread, 1M pending | 2 threads, empty | 2 threads, 1M pending |\n"
+                + "|---|---|---|---|---|\n");
+        for (TimerImpl impl : TimerImpl.MAIN) {
+            md.append("| ").append(impl.label);
+            for (int threads : THREADS) {
+                for (int pending : PENDING) {
+                    Map<String, Object> row = find(r, "scheduleCancel", impl.label, threads, pending);
+                    md.append(" | ").append(row == null || row.get("gcTimePercent") == null ? "n/a"
+                            : fmt(num(row, "gcTimePercent")) + "%");
+                }
+            }
+            md.append(" |\n");
+        }
     }
 
     private static void fireAllTable(Map<String, Object> r, StringBuilder md) {
@@ -285,11 +310,6 @@ final class ResultsReport {
     }
 
     static String fmt(double v) {
-        if (Double.isNaN(v)) {
-            return "n/a";
-        }
-        double a = Math.abs(v);
-        String f = a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 0.1 ? "%.2f" : "%.3f";
-        return String.format(Locale.ROOT, f, v);
+        return Figures.fmt(v);
     }
 }

@@ -39,9 +39,14 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * {@value #DISTURBED_CORES} of a core on average is repeated (up to {@code attempts} times, the least disturbed
  * kept), and the foreign load is recorded with every row.
  *
+ * <p>Every JMH fork and harness JVM runs on the runner's own JVM. {@code run.sh --jdk <home>} starts the runner
+ * on another JDK and labels the result files with it ({@code -Dbench.jvmLabel=jdk25}: {@code timer-full-jdk25.*});
+ * on JDK 24 and later every JVM gets {@link BenchConfig#jvmFlags()}.
+ *
  * <pre>
  * benchmarks/run.sh quick      # or: java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.timer.TimerBenchRunner quick benchmarks/results
  * benchmarks/run.sh full
+ * benchmarks/run.sh full timer --jdk /usr/lib/jvm/temurin-25-jdk-amd64
  * </pre>
  *
  * <p><b>Threading:</b> single-threaded (plus the monitor's sampler).
@@ -49,6 +54,22 @@ import org.openjdk.jmh.runner.options.TimeValue;
 public final class TimerBenchRunner {
 
     static final double QUIET_CORES = 0.10;
+    /**
+     * JMH warm-up iterations of 1 s for case 1, the same in both modes and for every implementation. Netty's
+     * schedule + cancel rate keeps climbing for its first 2–4 s in a fork (JIT of its worker loop and queues); the
+     * quick mode used to warm up for 1 s only, which measured Netty before it was warm. 5 s covers that climb.
+     */
+    static final int WARMUP_ITERATIONS = 5;
+    /**
+     * Every JMH fork's heap, for every implementation: fixed and pre-touched, so that first-touch page faults do not
+     * land in some measurements (the more a timer allocates, the more it paid). The runner passes these itself, so
+     * that a fork on another JVM ({@code run.sh --jdk}) gets them too. A peer whose hand-off backlog is GC-bound
+     * (Netty, Dubbo: see the GC share in the report) is sensitive to the heap, so the system property
+     * {@code bench.jmhHeap} (run.sh: the environment variable {@code BENCH_JMH_HEAP}) replaces these flags, for every
+     * implementation alike, to check that sensitivity; the flags used are in the results ({@code forkJvm}).
+     */
+    static final List<String> JMH_HEAP = List.of(System.getProperty("bench.jmhHeap",
+            "-Xms4g -Xmx4g -XX:+AlwaysPreTouch").trim().split("\\s+"));
     static final double DISTURBED_CORES = 0.15;
 
     /**
@@ -72,8 +93,8 @@ public final class TimerBenchRunner {
 
         static RunSettings of(String name) {
             return switch (name) {
-                case "quick" -> new RunSettings("quick", 1, 1, 2, 2, 3, 1, 1, 1_000, 2, 2, 30_000);
-                case "full" -> new RunSettings("full", 3, 5, 5, 5, 10, 2, 3, 5_000, 4, 4, 120_000);
+                case "quick" -> new RunSettings("quick", 1, WARMUP_ITERATIONS, 3, 2, 3, 1, 1, 1_000, 2, 2, 30_000);
+                case "full" -> new RunSettings("full", 3, WARMUP_ITERATIONS, 5, 5, 10, 2, 3, 5_000, 4, 4, 120_000);
                 default -> throw new IllegalArgumentException("mode: " + name + " (expected: quick or full)");
             };
         }
@@ -97,6 +118,8 @@ public final class TimerBenchRunner {
         results.put("mode", settings.name());
         results.put("machine", MachineInfo.collect());
         results.put("settings", settingsMap(settings));
+        results.put("forkJvm", BenchConfig.javaBinary() + " " + String.join(" ", JMH_HEAP) + " "
+                + String.join(" ", BenchConfig.jvmFlags()));
         long start = System.nanoTime();
         try (ForeignLoadMonitor monitor = ForeignLoadMonitor.start()) {
             TimerBenchRunner runner = new TimerBenchRunner(settings, monitor, results);
@@ -108,7 +131,7 @@ public final class TimerBenchRunner {
         }
         results.put("durationMinutes", (System.nanoTime() - start) / 60e9);
         ResultsReport.analyse(results);
-        String base = "timer-" + settings.name();
+        String base = "timer-" + settings.name() + BenchConfig.jvmSuffix();
         Files.writeString(out.resolve(base + ".json"), Json.write(results), StandardCharsets.UTF_8);
         Files.writeString(out.resolve(base + ".md"), ResultsReport.markdown(results, base + ".png"),
                 StandardCharsets.UTF_8);
@@ -171,7 +194,13 @@ public final class TimerBenchRunner {
         row.put("opsPerUs", run.getPrimaryResult().getScore());
         row.put("opsPerUsError", run.getPrimaryResult().getScoreError());
         row.put("allocBytesPerOp", secondary(run, "gc.alloc.rate.norm"));
-        row.put("gcTimeMs", secondary(run, "gc.time"));
+        double gcMs = secondary(run, "gc.time");
+        row.put("gcTimeMs", gcMs);
+        // gc.time is summed over every measured iteration of every fork, 1 s each: the share of the measured time
+        // spent in GC pauses shows a peer whose throughput is held by its own garbage (its hand-off backlog)
+        row.put("gcTimePercent", (Double.isNaN(gcMs) ? 0 : gcMs) / (10.0 * settings.forks()
+                * settings.measureIterations()));
+        row.put("iterationOpsPerUs", iterationScores(run));
         return row;
     }
 
@@ -264,10 +293,18 @@ public final class TimerBenchRunner {
         return best;
     }
 
+    /**
+     * Every fork runs on this runner's own JVM ({@code run.sh --jdk} picks it) with {@link #JMH_HEAP} and
+     * {@link BenchConfig#jvmFlags()}, whatever the benchmark's annotations say.
+     */
     private ChainedOptionsBuilder jmhOptions(String benchmark) {
+        List<String> args = new ArrayList<>(JMH_HEAP);
+        args.addAll(BenchConfig.jvmFlags());
         return new OptionsBuilder()
                 .include("^" + Pattern.quote(benchmark) + "$")
                 .forks(settings.forks())
+                .jvm(BenchConfig.javaBinary())
+                .jvmArgsAppend(args.toArray(String[]::new))
                 .shouldFailOnError(true);
     }
 
@@ -283,6 +320,22 @@ public final class TimerBenchRunner {
         }
     }
 
+    /**
+     * @return every measured iteration's score, fork by fork in order, so that a rate that still climbs or falls
+     *     during the measurement shows in the JSON
+     */
+    private static List<List<Double>> iterationScores(RunResult run) {
+        List<List<Double>> forks = new ArrayList<>();
+        for (BenchmarkResult fork : run.getBenchmarkResults()) {
+            List<Double> scores = new ArrayList<>();
+            for (IterationResult iteration : fork.getIterationResults()) {
+                scores.add(iteration.getPrimaryResult().getScore());
+            }
+            forks.add(scores);
+        }
+        return forks;
+    }
+
     private static double secondary(RunResult run, String suffix) {
         for (Map.Entry<String, Result> e : run.getSecondaryResults().entrySet()) {
             if (e.getKey().endsWith(suffix)) {
@@ -296,8 +349,9 @@ public final class TimerBenchRunner {
     private static Map<String, Object> harness(String label, Class<?> main, List<String> jvmArgs,
                                                String... args) {
         List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add(BenchConfig.javaBinary());
         command.addAll(jvmArgs);
+        command.addAll(BenchConfig.jvmFlags());
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(main.getName());

@@ -110,6 +110,14 @@ class HarnessSmokeTest {
     }
 
     @Test
+    void jvmFlagsKeepNettysUnsafeOnNewJdks() {
+        // Netty 4.2 turns Unsafe off by itself on JDK 24+ unless this flag is given; the other timers keep it
+        assertEquals(Runtime.version().feature() >= 24, BenchConfig.jvmFlags()
+                .contains("--sun-misc-unsafe-memory-access=allow"));
+        assertTrue(Files.isExecutable(Path.of(BenchConfig.javaBinary())));
+    }
+
+    @Test
     void harnessResultLineRoundTrips() {
         Map<String, Object> values = new LinkedHashMap<>();
         values.put("impl", "jdk-stpe-2");
@@ -125,6 +133,7 @@ class HarnessSmokeTest {
         ResultsReport.analyse(results);
         String md = ResultsReport.markdown(results, "chart.png");
         assertTrue(md.contains("| rpc-timer | 20.0 ± 1.00"), md);
+        assertTrue(md.contains("| netty | 1.50% | 1.50% | 1.50% | 1.50% |"), md);
         assertTrue(Json.write(results).contains("\"targets\""));
         ResultsChart.write(results, dir.resolve("chart.png"));
         assertTrue(Files.size(dir.resolve("chart.png")) > 10_000);
@@ -143,7 +152,7 @@ class HarnessSmokeTest {
                     if (impl != TimerImpl.AGRONA || threads == 1) {
                         sc.add(row(impl, "threads", threads, "pending", pending,
                                 "opsPerUs", impl == TimerImpl.RPC_TIMER ? 20.0 : 5.0, "opsPerUsError", 1.0,
-                                "allocBytesPerOp", 40.0, "foreignCores", 0.01));
+                                "allocBytesPerOp", 40.0, "gcTimePercent", 1.5, "foreignCores", 0.01));
                     }
                 }
             }

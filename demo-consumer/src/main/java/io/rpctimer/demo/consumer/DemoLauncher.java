@@ -51,6 +51,12 @@ public final class DemoLauncher implements Callable<Integer> {
                 "business: p1 refuses half its calls with a business exception, which is not retried."})
     private String scenario;
 
+    @Option(names = "--dedup", paramLabel = "memory|shared",
+            description = {"Providers run each retry.id once (the retrydedup filter), e.g. with provider-hang: "
+                    + "memory = each provider its own in-memory store; shared = one JDBC store (in-memory H2 here) "
+                    + "for both. The report adds the duplicates suppressed (default: off)."})
+    private String dedup;
+
     @Option(names = "--speed", paramLabel = "X",
             description = "Play X times faster, 0.1..50: call rate, scenario clock and retry delays, not the "
                     + "timeout (default: 1, about 30 s a run).")
@@ -148,6 +154,7 @@ public final class DemoLauncher implements Callable<Integer> {
             s = scenario == null ? Scenario.DEFAULT : Scenario.of(scenario);
             x = speed == null ? 1 : ConsumerFlags.parseDouble("--speed", speed, 0.1, 50);
             settings = flags.resolve(s.defaults().faster(x));
+            checkDedup(dedup);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -159,11 +166,21 @@ public final class DemoLauncher implements Callable<Integer> {
         console.line("  load       " + settings.describeLoad()
                 + (x == 1 ? "" : " (speed x" + Human.number(x) + ")"));
         console.line("  consumer   cluster=wheelfailback, " + settings.describeRetries());
+        if (dedup != null) {
+            console.line("  providers  retrydedup=true, retrydedup.store=" + dedup);
+        }
         console.line("");
         DubboNode.disableDubboShutdownHooks(); // ours stops Dubbo before ZooKeeper; Dubbo's would race it
-        run = new ConsumerRun(console, err, settings, new DemoStage(s, settings, hang), "consumer");
+        run = new ConsumerRun(console, err, settings, new DemoStage(s, settings, hang, dedup), "consumer");
         result = runWithHook(run, shutdownHook);
         return result.exitCode();
+    }
+
+    private static void checkDedup(String value) {
+        if (value != null && !value.equals(DemoStage.MEMORY) && !value.equals(DemoStage.SHARED)) {
+            throw new IllegalArgumentException("--dedup: " + value + " (expected: " + DemoStage.MEMORY + " or "
+                    + DemoStage.SHARED + ")");
+        }
     }
 
     /**

@@ -3,26 +3,41 @@ package io.rpctimer.demo.consumer;
 import io.rpctimer.demo.provider.DemoProvider;
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
+import io.rpctimer.dedup.DedupStats;
+import io.rpctimer.dedup.DedupWindows;
+import io.rpctimer.dedup.JdbcDedupStore;
+import io.rpctimer.dubbo.RetryDedupFilter;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.UUID;
+import org.h2.jdbcx.JdbcConnectionPool;
 
 /**
  * The one-command demo's stage: an embedded ZooKeeper on 127.0.0.1 and two {@link DemoProvider}s, {@code p1} and
  * {@code p2}, in this JVM (each its own Dubbo framework), a {@link RegistryWatch} printing what ZooKeeper tells
  * consumers, and the {@link Scenario}'s fault script. Duplicates are counted from both providers' call ledgers.
+ * With {@code --dedup}, both providers run the {@code retrydedup} filter on {@code NotificationService}, each with its
+ * own in-memory store ({@value #MEMORY}) or both on one JDBC store ({@value #SHARED}: an in-memory H2 database that
+ * stands for the fleet's shared database), and the report adds the duplicates the filter suppressed.
  *
  * <p><b>Threading:</b> as {@link Stage}.
  */
 final class DemoStage implements Stage {
 
     private static final String SERVICE = NotificationService.class.getName();
+    /** {@code --dedup memory}: one in-memory store per provider. */
+    static final String MEMORY = "memory";
+    /** {@code --dedup shared}: one JDBC store for both providers. */
+    static final String SHARED = "shared";
 
     private final Scenario scenario;
     private final RunSettings settings;
     private final Duration hang;
+    private final String dedup; // null, MEMORY or SHARED
+    private volatile DedupStats dedupBefore;
     private volatile Console console;
     private volatile EmbeddedZooKeeper zk;
     private volatile DemoProvider p1;
@@ -34,11 +49,13 @@ final class DemoStage implements Stage {
      * @param scenario the fault script
      * @param settings the run's settings: the script's times are fractions of its sending time
      * @param hang     how long a hanging provider holds each call, more than the timeout
+     * @param dedup    {@value #MEMORY}, {@value #SHARED}, or null for providers that do not deduplicate
      */
-    DemoStage(Scenario scenario, RunSettings settings, Duration hang) {
+    DemoStage(Scenario scenario, RunSettings settings, Duration hang, String dedup) {
         this.scenario = scenario;
         this.settings = settings;
         this.hang = hang;
+        this.dedup = dedup;
     }
 
     @Override
@@ -52,6 +69,10 @@ final class DemoStage implements Stage {
         long t0 = System.nanoTime();
         zk = resources.start("zookeeper", EmbeddedZooKeeper::start, EmbeddedZooKeeper::registryAddress, z -> z);
         started("zookeeper", zk.registryAddress(), t0);
+        if (SHARED.equals(dedup)) {
+            sharedStore(resources);
+        }
+        dedupBefore = RetryDedupFilter.stats();
         p1 = provider("p1", resources);
         p2 = provider("p2", resources);
         Map<String, String> m = new LinkedHashMap<>();
@@ -65,10 +86,24 @@ final class DemoStage implements Stage {
 
     private DemoProvider provider(String name, Resources resources) {
         long t0 = System.nanoTime();
-        DemoProvider p = resources.start("provider", () -> DemoProvider.start(name, zk.registryAddress(), 0),
+        Map<String, String> params = dedup == null ? Map.of()
+                : Map.of("retrydedup", "true", "retrydedup.store", dedup);
+        DemoProvider p = resources.start("provider", () -> DemoProvider.start(name, zk.registryAddress(), 0, params),
                 DemoProvider::identity, x -> x::stop);
         started("provider", p.identity(), t0);
         return p;
+    }
+
+    /** The fleet's shared database, here an in-memory H2 that both providers in this JVM reach. */
+    private void sharedStore(Resources resources) {
+        long t0 = System.nanoTime();
+        JdbcConnectionPool pool = resources.start("dedup db", () -> JdbcConnectionPool.create(
+                "jdbc:h2:mem:retrydedup-" + UUID.randomUUID(), "sa", ""), x -> "H2 in memory", x -> () -> {
+                    RetryDedupFilter.unregisterStore(SHARED);
+                    x.dispose();
+                });
+        RetryDedupFilter.registerStore(SHARED, new JdbcDedupStore(pool, DedupWindows.defaults()));
+        started("dedup db", "H2 in memory, shared by p1 and p2", t0);
     }
 
     private void started(String what, String name, long startNanos) {
@@ -120,7 +155,16 @@ final class DemoStage implements Stage {
 
     @Override
     public FinalReport.Duplicates duplicates(Report report) {
-        return FinalReport.Duplicates.of(report.duplicates(), "calls p1 and p2 completed more than once, together");
+        if (dedup == null) {
+            return FinalReport.Duplicates.of(report.duplicates(), "calls p1 and p2 completed more than once, together");
+        }
+        DedupStats now = RetryDedupFilter.stats();
+        return FinalReport.Duplicates.of(report.duplicates(), "calls p1 and p2 ran more than once, together"
+                        + " (retrydedup, " + dedup + " store" + (MEMORY.equals(dedup) ? ": each provider sees only"
+                        + " its own calls)" : ")"))
+                .withSuppressed(now.suppressed() - dedupBefore.suppressed(), "answered without running: done "
+                        + "before; " + (now.inProgress() - dedupBefore.inProgress()) + " more refused while the "
+                        + "first run was in progress (retried later)");
     }
 
     /** @return the providers, p1 first; null before {@link #start} */

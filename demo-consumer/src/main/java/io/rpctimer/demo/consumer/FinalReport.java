@@ -23,20 +23,29 @@ public final class FinalReport {
     public static final int LOST = 1;
 
     /**
-     * Calls that providers completed more than once.
+     * Calls that providers completed more than once, and, when the providers deduplicate retries ({@code retrydedup}),
+     * the deliveries they did not run.
      *
-     * @param count the number, or null when it could not be known
-     * @param note  where the number comes from, or why it is unknown
+     * @param count          the number, or null when it could not be known
+     * @param note           where the number comes from, or why it is unknown
+     * @param suppressed     deliveries of a call already done that the providers answered without running it; null
+     *                       when the providers do not deduplicate
+     * @param suppressedNote what else the deduplication did
      */
-    public record Duplicates(Long count, String note) {
+    public record Duplicates(Long count, String note, Long suppressed, String suppressedNote) {
         /** @return a known count */
         public static Duplicates of(long count, String note) {
-            return new Duplicates(count, note);
+            return new Duplicates(count, note, null, null);
         }
 
         /** @return an unknown count, printed as n/a */
         public static Duplicates unknown(String why) {
-            return new Duplicates(null, why);
+            return new Duplicates(null, why, null, null);
+        }
+
+        /** @return these duplicates, with the deliveries the providers' deduplication suppressed */
+        public Duplicates withSuppressed(long n, String note) {
+            return new Duplicates(count, this.note, n, note);
         }
     }
 
@@ -124,8 +133,12 @@ public final class FinalReport {
         }
         row(l, "lost", r.lost(), r.lost() == 0 ? "failed back and never heard of again: must be 0"
                 : "LOST: " + String.join(", ", r.lostCallIds()));
-        l.add(String.format(Locale.ROOT, ROW, "duplicates seen by providers",
-                duplicates.count() == null ? "n/a" : duplicates.count().toString(), duplicates.note()));
+        l.add(String.format(Locale.ROOT, ROW, duplicates.suppressed() == null ? "duplicates seen by providers"
+                : "duplicates executed", duplicates.count() == null ? "n/a" : duplicates.count().toString(),
+                duplicates.note()));
+        if (duplicates.suppressed() != null) {
+            row(l, "duplicates suppressed", duplicates.suppressed(), duplicates.suppressedNote());
+        }
         l.add(String.format(Locale.ROOT, ROW, "drain time", Human.duration(r.drainMillis()),
                 "from the last call sent to the last outcome"));
         if (brokenAnswers > 0) {

@@ -13,6 +13,8 @@ import io.rpctimer.demo.provider.support.Ports;
 import org.apache.dubbo.config.ServiceConfig;
 
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -52,6 +54,7 @@ public final class DemoProvider implements Downtime, AutoCloseable {
     private final ProviderCommands commands;
     private final DubboNode node;
     private final ScheduledExecutorService scheduler;
+    private final Map<String, String> serviceParameters;
 
     private final Object lock = new Object();
     private ServiceConfig<NotificationService> exported; // guarded by lock; null while down
@@ -59,8 +62,9 @@ public final class DemoProvider implements Downtime, AutoCloseable {
     private ScheduledFuture<?> upTask; // guarded by lock
     private boolean stopped; // guarded by lock
 
-    private DemoProvider(String name, String registryAddress, int port) {
+    private DemoProvider(String name, String registryAddress, int port, Map<String, String> serviceParameters) {
         this.name = name;
+        this.serviceParameters = Map.copyOf(serviceParameters);
         this.port = port;
         this.registryAddress = registryAddress;
         this.service = new NotificationServiceImpl(identity(), faults);
@@ -86,11 +90,23 @@ public final class DemoProvider implements Downtime, AutoCloseable {
      * @throws IllegalStateException if Dubbo cannot start (port taken, registry unreachable)
      */
     public static DemoProvider start(String name, String registryAddress, int port) {
+        return start(name, registryAddress, port, Map.of());
+    }
+
+    /**
+     * As {@link #start(String, String, int)}, with parameters on {@link NotificationService}'s export, e.g.
+     * {@code retrydedup=true} for a provider filter found on the class path.
+     *
+     * @param serviceParameters Dubbo URL parameters of the service; not null
+     */
+    public static DemoProvider start(String name, String registryAddress, int port,
+                                     Map<String, String> serviceParameters) {
         DubboNode.checkName("name", name);
         if (port != 0) {
             Ports.checkPort("port", port);
         }
-        DemoProvider p = new DemoProvider(name, registryAddress, port == 0 ? Ports.free() : port);
+        DemoProvider p = new DemoProvider(name, registryAddress, port == 0 ? Ports.free() : port,
+                serviceParameters);
         try {
             p.startNode();
         } catch (RuntimeException e) {
@@ -119,6 +135,7 @@ public final class DemoProvider implements Downtime, AutoCloseable {
         sc.setInterface(NotificationService.class);
         sc.setRef(service);
         sc.setFilter(FaultFilter.NAME);
+        sc.setParameters(new HashMap<>(serviceParameters));
         return sc;
     }
 

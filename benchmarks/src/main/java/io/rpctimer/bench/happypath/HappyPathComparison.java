@@ -1,0 +1,217 @@
+package io.rpctimer.bench.happypath;
+
+import io.rpctimer.bench.BenchArgs;
+import io.rpctimer.bench.ForeignLoadMonitor;
+import io.rpctimer.bench.Json;
+import io.rpctimer.bench.MachineInfo;
+import io.rpctimer.bench.TwoProviders;
+import io.rpctimer.demo.provider.DemoProvider;
+import io.rpctimer.demo.provider.api.NotificationService;
+import io.rpctimer.demo.provider.support.DubboNode;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.dubbo.config.ReferenceConfig;
+
+/**
+ * Issue 15, the happy path: what each consumer configuration ({@link Config}: Dubbo's {@code failover} and
+ * {@code failback}, {@code wheelfailback}, {@code wheelfailback} + {@code timeoutcheck=true}) costs on calls that
+ * succeed. Real Dubbo RPC on 127.0.0.1: an embedded ZooKeeper, two {@link DemoProvider}s without faults, and one
+ * consumer per configuration (each its own Dubbo framework and connections), all started once. Each
+ * {@link Workload} (sync and async, at saturation and at a fixed rate) runs on every configuration in turn; the
+ * order of the configurations rotates from round to round, so slow drift of the machine hits each alike. Before the
+ * first round every configuration runs every workload once, unmeasured (JIT), and each measured phase has its own
+ * warm-up; a GC runs between phases.
+ *
+ * <p>Writes {@code happypath-<mode>.json} (every round's figures, the merged percentiles, ratios, targets) and
+ * {@code .md} to the output directory.
+ *
+ * <pre>
+ * benchmarks/run.sh quick happypath    # about 6 min on a quiet 2-core machine
+ * benchmarks/run.sh full happypath     # about 19 min
+ * java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.HappyPathComparison quick|full [outDir]
+ *      [--rate 3000] [--threads 8] [--outstanding 64] [--rounds N]
+ * </pre>
+ *
+ * <p>Exit code 0 when every phase ran, 1 if one failed, 2 on bad arguments.
+ *
+ * <p><b>Threading:</b> single-threaded {@code main}; each phase starts and joins its own caller threads.
+ */
+public final class HappyPathComparison {
+
+    static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+    /**
+     * How long and how hard a run is.
+     *
+     * @param rounds      measured rounds, each running every workload on every configuration
+     * @param warmup      each phase's warm-up, thrown away
+     * @param measure     each phase's measurement
+     * @param jitWarmup   whether every configuration runs every workload once before the first round
+     * @param workloads   the workloads
+     */
+    record Settings(String mode, int rounds, Duration warmup, Duration measure, boolean jitWarmup,
+                    List<Workload> workloads) {
+
+        static Settings of(String mode, BenchArgs args) {
+            boolean full = BenchArgs.mode(mode).equals("full");
+            List<Workload> workloads = Workload.standard(args.intOption("threads", 8, 1),
+                    args.intOption("outstanding", 64, 1), args.intOption("rate", 3000, 1));
+            return new Settings(mode, args.intOption("rounds", full ? 5 : 3, 1),
+                    Duration.ofSeconds(full ? 3 : 2), Duration.ofSeconds(full ? 10 : 4), true, workloads);
+        }
+
+        /** @return the estimated wall time of the phases, in seconds */
+        double estimatedSeconds() {
+            double phase = warmup.toMillis() / 1000.0 + measure.toMillis() / 1000.0 + 0.3;
+            int configs = Config.values().length;
+            return workloads.size() * configs * (rounds * phase + (jitWarmup ? warmup.toMillis() / 1000.0 : 0));
+        }
+    }
+
+    private HappyPathComparison() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        BenchArgs parsed;
+        Settings settings;
+        try {
+            parsed = BenchArgs.parse(args, List.of("rate", "threads", "outstanding", "rounds"));
+            settings = Settings.of(parsed.positional(0, "quick"), parsed);
+        } catch (IllegalArgumentException e) {
+            System.err.println("error: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        Path out = Path.of(parsed.positional(1, "benchmarks/results"));
+        Files.createDirectories(out);
+        if (System.getProperty("dubbo.application.logger") == null) {
+            System.setProperty("dubbo.application.logger", "slf4j"); // else Dubbo probes log4j first
+        }
+        DubboNode.disableDubboShutdownHooks(); // the run stops its own nodes
+        Map<String, Object> results = new LinkedHashMap<>();
+        results.put("mode", settings.mode());
+        results.put("machine", MachineInfo.collect());
+        results.put("loadAverageAtStart", ForeignLoadMonitor.loadAverages());
+        boolean failed = false;
+        long start = System.nanoTime();
+        try (ForeignLoadMonitor monitor = ForeignLoadMonitor.start()) {
+            ForeignLoadMonitor.Mark mark = monitor.mark();
+            System.out.printf(Locale.ROOT, "happy path, %s run: %d workloads x %d configurations x %d rounds, "
+                    + "about %.0f s of load%n", settings.mode(), settings.workloads().size(), Config.values().length,
+                    settings.rounds(), settings.estimatedSeconds());
+            try {
+                results.putAll(run(settings, System.out));
+            } catch (Exception | Error e) {
+                failed = true;
+                System.out.println("FAILED: " + e);
+                e.printStackTrace(System.out);
+            }
+            results.put("foreignCoresWholeRun", Math.round(monitor.coresSince(mark) * 100) / 100.0);
+        }
+        results.put("loadAverageAtEnd", ForeignLoadMonitor.loadAverages());
+        results.put("durationMinutes", Math.round((System.nanoTime() - start) / 6e8) / 100.0);
+        String base = "happypath-" + settings.mode();
+        Files.writeString(out.resolve(base + ".json"), Json.write(results), StandardCharsets.UTF_8);
+        String md = HappyPathReport.markdown(results);
+        Files.writeString(out.resolve(base + ".md"), md, StandardCharsets.UTF_8);
+        System.out.println();
+        System.out.println(md);
+        System.out.println("written: " + out.resolve(base + ".json") + ", .md");
+        System.exit(failed ? 1 : 0); // Dubbo's and ZooKeeper's leftover threads are not all daemons
+    }
+
+    /**
+     * Starts the components, runs every round, stops the components.
+     *
+     * @return {@code settings}, {@code rounds} (raw) and the analysis ({@link HappyPathReport#analyse})
+     */
+    static Map<String, Object> run(Settings settings, java.io.PrintStream log) throws Exception {
+        TwoProviders rig = TwoProviders.start();
+        Map<Config, DubboNode> consumers = new EnumMap<>(Config.class);
+        try {
+            String registry = rig.registry();
+            Map<Config, NotificationService> services = new EnumMap<>(Config.class);
+            for (Config c : Config.values()) {
+                ReferenceConfig<NotificationService> ref = reference(c);
+                consumers.put(c, DubboNode.create("happypath-" + c.name().toLowerCase(Locale.ROOT), registry)
+                        .reference(ref).start());
+                services.put(c, ref.get());
+            }
+            for (NotificationService service : services.values()) {
+                service.send(LoadPhase.CALL_ID, LoadPhase.MESSAGE); // connects, and fails fast if it cannot
+            }
+            List<Map<String, Object>> rounds = rounds(settings, services, rig.providers(), log);
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("settings", settingsMap(settings));
+            r.put("rounds", rounds);
+            r.putAll(HappyPathReport.analyse(settings, rounds));
+            return r;
+        } finally {
+            consumers.values().forEach(DubboNode::close);
+            rig.close();
+        }
+    }
+
+    private static ReferenceConfig<NotificationService> reference(Config c) {
+        ReferenceConfig<NotificationService> ref = new ReferenceConfig<>();
+        ref.setInterface(NotificationService.class);
+        ref.setCluster(c.cluster);
+        ref.setTimeout((int) TIMEOUT.toMillis());
+        ref.setCheck(false);
+        ref.setParameters(new LinkedHashMap<>(c.parameters));
+        return ref;
+    }
+
+    private static List<Map<String, Object>> rounds(Settings s, Map<Config, NotificationService> services,
+                                                    List<DemoProvider> providers, java.io.PrintStream log)
+            throws InterruptedException {
+        Config[] configs = Config.values();
+        if (s.jitWarmup()) {
+            for (Workload w : s.workloads()) {
+                for (Config c : configs) {
+                    LoadPhase.run(services.get(c), w, Duration.ZERO, s.warmup());
+                }
+            }
+            log.println("JIT warm-up done");
+        }
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (int round = 0; round < s.rounds(); round++) {
+            for (Workload w : s.workloads()) {
+                for (int k = 0; k < configs.length; k++) {
+                    Config c = configs[(k + round) % configs.length];
+                    providers.forEach(p -> p.ledger().reset());
+                    System.gc();
+                    LoadPhase.Result r = LoadPhase.run(services.get(c), w, s.warmup(), s.measure());
+                    rows.add(HappyPathReport.row(round + 1, w, c, r));
+                    log.printf(Locale.ROOT, "round %d, %s, %s: %.0f calls/s, p99 %.3f ms, failed %d%n", round + 1,
+                            w.label(), c.label, r.perSecond(), r.latencyNanos().getValueAtPercentile(99) / 1e6,
+                            r.failed());
+                }
+            }
+        }
+        return rows;
+    }
+
+    private static Map<String, Object> settingsMap(Settings s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("rounds", s.rounds());
+        m.put("warmupSecondsPerPhase", s.warmup().toMillis() / 1000.0);
+        m.put("measureSecondsPerPhase", s.measure().toMillis() / 1000.0);
+        m.put("jitWarmupRound", s.jitWarmup());
+        m.put("workloads", s.workloads().stream().map(Workload::label).toList());
+        m.put("timeoutMillis", TIMEOUT.toMillis());
+        m.put("providers", "2 DemoProviders, no faults, embedded ZooKeeper, all on 127.0.0.1 in this JVM");
+        m.put("configurations", java.util.Arrays.stream(Config.values())
+                .map(c -> c.label + " (cluster=" + c.cluster + ", " + c.parameters + ")").toList());
+        m.put("order", "configurations rotate by one each round; a GC between phases");
+        return m;
+    }
+}

@@ -1,0 +1,220 @@
+package io.rpctimer.bench.happypath;
+
+import static io.rpctimer.bench.Figures.fmt;
+import static io.rpctimer.bench.Figures.median;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.zip.DataFormatException;
+import io.rpctimer.bench.Figures;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Turns the happy path's phases into per-configuration figures, ratios and target verdicts, and into markdown.
+ * Percentiles come from HdrHistogram: each phase's histogram is kept (compressed, base64) in its row, and the rounds
+ * of one configuration and workload are merged before the percentiles are read. Throughput is the median of the
+ * rounds; a throughput ratio is the median of the per-round ratios (each against the same round's reference), so
+ * that drift between rounds cancels.
+ *
+ * <p>Targets: {@code wheelfailback} against {@code failback}, and {@code wheelfailback+timeoutcheck} against
+ * {@code wheelfailback}, lose at most {@value #MAX_THROUGHPUT_LOSS} of throughput (at saturation only: at a fixed rate
+ * every configuration carries the same rate) and add at most {@value #MAX_P99_ADDED} to p99 (every workload).
+ *
+ * <p><b>Threading:</b> stateless; thread-safe.
+ */
+final class HappyPathReport {
+
+    static final double MAX_THROUGHPUT_LOSS = 0.03;
+    static final double MAX_P99_ADDED = 0.05;
+
+    private HappyPathReport() {
+    }
+
+    /** @return one phase's JSON row, its histogram included */
+    static Map<String, Object> row(int round, Workload w, Config c, LoadPhase.Result r) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("round", round);
+        row.put("workload", w.label());
+        row.put("closedLoop", w.closedLoop());
+        row.put("config", c.label);
+        row.put("callsPerSecond", r.perSecond());
+        row.put("answered", r.answered());
+        row.put("failed", r.failed());
+        row.put("behind", r.behind());
+        Histogram h = r.latencyNanos();
+        row.put("p50Ms", h.getValueAtPercentile(50) / 1e6);
+        row.put("p99Ms", h.getValueAtPercentile(99) / 1e6);
+        row.put("p999Ms", h.getValueAtPercentile(99.9) / 1e6);
+        row.put("maxMs", h.getMaxValue() / 1e6);
+        row.put("histogramBase64", encode(h));
+        return row;
+    }
+
+    /** @return {@code summary} (per workload and configuration), {@code ratios} and {@code targets} */
+    static Map<String, Object> analyse(HappyPathComparison.Settings s, List<Map<String, Object>> rows) {
+        List<Map<String, Object>> summary = new ArrayList<>();
+        List<Map<String, Object>> ratios = new ArrayList<>();
+        List<Map<String, Object>> targets = new ArrayList<>();
+        for (Workload w : s.workloads()) {
+            Map<Config, Map<String, Object>> byConfig = new LinkedHashMap<>();
+            for (Config c : Config.values()) {
+                Map<String, Object> sm = summarise(w, c, rows);
+                byConfig.put(c, sm);
+                summary.add(sm);
+            }
+            for (Config c : Config.values()) {
+                if (c != Config.FAILBACK) {
+                    ratios.add(ratio(w, c, Config.FAILBACK, rows, byConfig));
+                }
+            }
+            Map<String, Object> wheel = find(ratios, w.label(), Config.WHEEL.label, Config.FAILBACK.label);
+            Map<String, Object> check = ratio(w, Config.WHEEL_TIMEOUTCHECK, Config.WHEEL, rows, byConfig);
+            ratios.add(check);
+            targets.addAll(targets(w, wheel));
+            targets.addAll(targets(w, check));
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("summary", summary);
+        m.put("ratios", ratios);
+        m.put("targets", targets);
+        return m;
+    }
+
+    private static Map<String, Object> summarise(Workload w, Config c, List<Map<String, Object>> rows) {
+        Histogram merged = new Histogram(3);
+        List<Double> perSecond = new ArrayList<>();
+        long failed = 0;
+        long behind = 0;
+        for (Map<String, Object> row : phases(rows, w, c)) {
+            merged.add(decode((String) row.get("histogramBase64")));
+            perSecond.add(num(row, "callsPerSecond"));
+            failed += ((Number) row.get("failed")).longValue();
+            behind += ((Number) row.get("behind")).longValue();
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("workload", w.label());
+        m.put("config", c.label);
+        m.put("rounds", perSecond.size());
+        m.put("callsPerSecondMedian", median(perSecond));
+        m.put("callsPerSecondRounds", perSecond);
+        m.put("p50Ms", merged.getValueAtPercentile(50) / 1e6);
+        m.put("p99Ms", merged.getValueAtPercentile(99) / 1e6);
+        m.put("p999Ms", merged.getValueAtPercentile(99.9) / 1e6);
+        m.put("maxMs", merged.getMaxValue() / 1e6);
+        m.put("latencySamples", merged.getTotalCount());
+        m.put("failed", failed);
+        m.put("behind", behind);
+        return m;
+    }
+
+    /** {@code c} against {@code ref}: the median of the per-round throughput ratios, and the merged p99s' ratio. */
+    private static Map<String, Object> ratio(Workload w, Config c, Config ref, List<Map<String, Object>> rows,
+                                             Map<Config, Map<String, Object>> byConfig) {
+        List<Map<String, Object>> mine = phases(rows, w, c);
+        List<Map<String, Object>> theirs = phases(rows, w, ref);
+        List<Double> perRound = new ArrayList<>();
+        for (int i = 0; i < Math.min(mine.size(), theirs.size()); i++) {
+            perRound.add(num(mine.get(i), "callsPerSecond") / num(theirs.get(i), "callsPerSecond"));
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("workload", w.label());
+        m.put("config", c.label);
+        m.put("against", ref.label);
+        m.put("throughputRatio", median(perRound));
+        m.put("throughputRatioRounds", perRound);
+        m.put("p99Ratio", num(byConfig.get(c), "p99Ms") / num(byConfig.get(ref), "p99Ms"));
+        m.put("p999Ratio", num(byConfig.get(c), "p999Ms") / num(byConfig.get(ref), "p999Ms"));
+        return m;
+    }
+
+    private static List<Map<String, Object>> targets(Workload w, Map<String, Object> ratio) {
+        List<Map<String, Object>> t = new ArrayList<>();
+        String what = ratio.get("config") + " against " + ratio.get("against");
+        if (w.closedLoop()) {
+            double tp = num(ratio, "throughputRatio");
+            t.add(target(w, what + ": throughput lost <= 3%", tp, ">= " + (1 - MAX_THROUGHPUT_LOSS),
+                    tp >= 1 - MAX_THROUGHPUT_LOSS));
+        }
+        double p99 = num(ratio, "p99Ratio");
+        t.add(target(w, what + ": p99 added <= 5%", p99, "<= " + (1 + MAX_P99_ADDED), p99 <= 1 + MAX_P99_ADDED));
+        return t;
+    }
+
+    private static Map<String, Object> target(Workload w, String what, double measured, String threshold,
+                                              boolean met) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("workload", w.label());
+        m.putAll(Figures.target(what, measured, threshold, met));
+        return m;
+    }
+
+    // ------------------------------------------------------------------ markdown
+
+    @SuppressWarnings("unchecked")
+    static String markdown(Map<String, Object> r) {
+        StringBuilder md = new StringBuilder("## Happy path: what each configuration costs on calls that succeed\n");
+        md.append('\n').append(Figures.runLine(r)).append(" Other processes used ")
+                .append(r.get("foreignCoresWholeRun")).append(" cores on average.\n");
+        List<Map<String, Object>> summary = (List<Map<String, Object>>) r.getOrDefault("summary", List.of());
+        List<Map<String, Object>> ratios = (List<Map<String, Object>>) r.getOrDefault("ratios", List.of());
+        String workload = null;
+        for (Map<String, Object> s : summary) {
+            if (!s.get("workload").equals(workload)) {
+                workload = (String) s.get("workload");
+                md.append("\n### ").append(workload).append("\n\n| configuration | calls/s (median of rounds) "
+                        + "| p50 ms | p99 ms | p99.9 ms | max ms | failed | behind | throughput × failback "
+                        + "| p99 × failback |\n|---|---|---|---|---|---|---|---|---|---|\n");
+            }
+            Map<String, Object> ratio = find(ratios, workload, (String) s.get("config"), Config.FAILBACK.label);
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                    s.get("config"), fmt(num(s, "callsPerSecondMedian")), fmt(num(s, "p50Ms")),
+                    fmt(num(s, "p99Ms")), fmt(num(s, "p999Ms")), fmt(num(s, "maxMs")), s.get("failed"),
+                    s.get("behind"), ratio == null ? "1" : fmt(num(ratio, "throughputRatio")) + "×",
+                    ratio == null ? "1" : fmt(num(ratio, "p99Ratio")) + "×"));
+        }
+        md.append("\n### Targets\n\n| workload | target | measured | threshold | met |\n|---|---|---|---|---|\n");
+        for (Map<String, Object> t : (List<Map<String, Object>>) r.getOrDefault("targets", List.of())) {
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s× | %s | %s |%n", t.get("workload"),
+                    t.get("target"), fmt(num(t, "measured")), t.get("threshold"),
+                    (Boolean) t.get("met") ? "yes" : "**no**"));
+        }
+        return md.toString();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static List<Map<String, Object>> phases(List<Map<String, Object>> rows, Workload w, Config c) {
+        return rows.stream().filter(r -> r.get("workload").equals(w.label()) && r.get("config").equals(c.label))
+                .toList();
+    }
+
+    private static Map<String, Object> find(List<Map<String, Object>> ratios, String workload, String config,
+                                            String against) {
+        return ratios.stream().filter(r -> r.get("workload").equals(workload) && r.get("config").equals(config)
+                && r.get("against").equals(against)).findFirst().orElse(null);
+    }
+
+    static String encode(Histogram h) {
+        ByteBuffer buffer = ByteBuffer.allocate(h.getNeededByteBufferCapacity());
+        int n = h.encodeIntoCompressedByteBuffer(buffer);
+        return Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buffer.array(), n));
+    }
+
+    static Histogram decode(String base64) {
+        try {
+            return Histogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(Base64.getDecoder().decode(base64)), 0);
+        } catch (DataFormatException e) {
+            throw new IllegalArgumentException("histogramBase64: not an HdrHistogram (" + e.getMessage() + ")", e);
+        }
+    }
+
+    static double num(Map<String, Object> row, String key) {
+        Object v = row == null ? null : row.get(key);
+        return v instanceof Number n ? n.doubleValue() : Double.NaN;
+    }
+}

@@ -1,0 +1,80 @@
+package io.rpctimer.bench.happypath;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rpctimer.bench.BenchArgs;
+import io.rpctimer.bench.Json;
+import io.rpctimer.bench.MachineInfo;
+import io.rpctimer.demo.provider.support.DubboNode;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Runs the happy path's machinery once, tiny: every configuration, every workload (2 sync threads, 4 async calls in
+ * flight, 100 calls/s), a JIT warm-up of 0.1 s each and one round of 0.1 s warm-up and 0.3 s measurement, over real
+ * Dubbo RPC and ZooKeeper. Checks that every configuration answered calls and no phase failed one, that the
+ * percentiles are read back from the stored histograms, and that the report names every target. Measures nothing.
+ */
+class HappyPathSmokeTest {
+
+    @Test
+    @Timeout(60)
+    @SuppressWarnings("unchecked")
+    void oneTinyRoundOfEveryConfigurationAndWorkload() throws Exception {
+        DubboNode.disableDubboShutdownHooks();
+        HappyPathComparison.Settings settings = new HappyPathComparison.Settings("smoke", 1,
+                Duration.ofMillis(100), Duration.ofMillis(300), true, Workload.standard(2, 4, 100));
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+
+        Map<String, Object> r = HappyPathComparison.run(settings, new PrintStream(log, true, StandardCharsets.UTF_8));
+
+        List<Map<String, Object>> rounds = (List<Map<String, Object>>) r.get("rounds");
+        assertEquals(4 * Config.values().length, rounds.size(), log.toString(StandardCharsets.UTF_8));
+        // a phase of 0.3 s may see no answer on a busy machine; every configuration must see some, and none fail
+        Map<Object, Long> answeredByConfig = new LinkedHashMap<>();
+        for (Map<String, Object> row : rounds) {
+            assertEquals(0L, row.get("failed"), row.toString());
+            assertTrue((double) row.get("p99Ms") < HappyPathComparison.TIMEOUT.toMillis(), row.toString());
+            answeredByConfig.merge(row.get("config"), ((Number) row.get("answered")).longValue(), Long::sum);
+        }
+        assertEquals(Config.values().length, answeredByConfig.size(), answeredByConfig.toString());
+        answeredByConfig.values().forEach(n -> assertTrue(n > 0, answeredByConfig.toString()));
+        List<Map<String, Object>> summary = (List<Map<String, Object>>) r.get("summary");
+        assertEquals(rounds.get(0).get("p99Ms"), summary.get(0).get("p99Ms"), "merged one round = that round");
+        List<Map<String, Object>> targets = (List<Map<String, Object>>) r.get("targets");
+        assertEquals(2 * (2 + 2 + 1 + 1), targets.size(), targets.toString()); // throughput only at saturation
+
+        Map<String, Object> results = new LinkedHashMap<>(r);
+        results.put("mode", "smoke");
+        results.put("machine", MachineInfo.collect());
+        String md = HappyPathReport.markdown(results);
+        assertTrue(md.contains("| wheelfailback+timeoutcheck against wheelfailback: p99 added <= 5% |")
+                || md.contains("wheelfailback+timeoutcheck against wheelfailback: p99 added <= 5%"), md);
+        assertTrue(md.contains("### sync, saturation, 2 threads"), md);
+        assertTrue(Json.write(results).contains("\"histogramBase64\""));
+    }
+
+    @Test
+    void badArgumentsNameTheOptionAndValue() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HappyPathComparison.Settings.of("quick", BenchArgs.parse(new String[] {"--rate", "0"},
+                        List.of("rate"))));
+        assertEquals("--rate: '0' (expected: a whole number >= 1)", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> BenchArgs.parse(new String[] {"quick", "--param", "novalue"}, List.of()));
+        assertEquals("--param: 'novalue' (expected: key=value)", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> BenchArgs.mode("slow"));
+        assertEquals("mode: 'slow' (expected: quick or full)", e.getMessage());
+        assertEquals(Map.of("failback.store", "h2"), BenchArgs.parse(new String[] {"--param", "failback.store=h2"},
+                List.of()).params());
+    }
+}
