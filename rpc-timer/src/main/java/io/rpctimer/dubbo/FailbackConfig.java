@@ -5,8 +5,11 @@ import io.rpctimer.retry.RetryOn;
 import io.rpctimer.retry.RetryPolicy;
 import java.lang.reflect.Method;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.dubbo.common.URL;
 
@@ -24,7 +27,10 @@ import org.apache.dubbo.common.URL;
  */
 final class FailbackConfig {
 
-    /** Dubbo's key: retries after the original attempt; 0 means none. Default 3. */
+    /**
+     * Dubbo's key: retries after the original attempt; 0 means none. Default 3; a negative value means the default,
+     * as in Dubbo's failback ({@code FailbackClusterInvoker}).
+     */
     static final String RETRIES = "retries";
     /** Dubbo's key: the cap of retries pending at once for the reference. Default 100. */
     static final String FAILBACK_TASKS = "failbacktasks";
@@ -36,10 +42,13 @@ final class FailbackConfig {
     static final String MAX_DELAY = "failback.maxdelay";
     /** Spread of each delay, a fraction in [0, 1]. Default 0.2. */
     static final String JITTER = "failback.jitter";
-    /** Which failures are retried: rpc (default), all, or exception class names. */
+    /** Which failures are retried: rpc (default), all, or names of exception classes the reference can load. */
     static final String RETRY_ON = "failback.retryon";
     /** At the pending cap: reject (the caller gets an RpcException, default) or log. */
     static final String OVERFLOW = "failback.overflow";
+
+    /** The keys a method may override. */
+    private static final List<String> KEYS = List.of(RETRIES, DELAY, MULTIPLIER, MAX_DELAY, JITTER, RETRY_ON, OVERFLOW);
 
     private final RetryPolicy servicePolicy;
     private final Map<String, RetryPolicy> methodPolicies;
@@ -56,17 +65,36 @@ final class FailbackConfig {
      */
     static FailbackConfig from(URL url, Class<?> iface) {
         String service = url.getServiceInterface();
-        RetryPolicy servicePolicy = policy(url, null, service);
+        ClassLoader loader = iface != null ? iface.getClassLoader() : FailbackConfig.class.getClassLoader();
+        RetryPolicy servicePolicy = policy(url, null, service, loader);
         Map<String, RetryPolicy> methodPolicies = new HashMap<>();
-        if (iface != null) {
-            for (Method m : iface.getMethods()) {
-                String name = m.getName();
-                if (!methodPolicies.containsKey(name) && overridesAnyKey(url, name)) {
-                    methodPolicies.put(name, policy(url, name, service));
-                }
+        for (String name : methods(url, iface)) {
+            if (!methodPolicies.containsKey(name) && overridesAnyKey(url, name)) {
+                methodPolicies.put(name, policy(url, name, service, loader));
             }
         }
         return new FailbackConfig(servicePolicy, Map.copyOf(methodPolicies));
+    }
+
+    /**
+     * The methods that may override a key: the interface's, and every method named by a method-level key of the URL
+     * (a generic reference's interface is {@code GenericService}, whose methods are not the service's).
+     */
+    private static Set<String> methods(URL url, Class<?> iface) {
+        Set<String> names = new HashSet<>();
+        if (iface != null) {
+            for (Method m : iface.getMethods()) {
+                names.add(m.getName());
+            }
+        }
+        for (String param : url.getParameters().keySet()) {
+            for (String key : KEYS) {
+                if (param.length() > key.length() + 1 && param.endsWith("." + key)) {
+                    names.add(param.substring(0, param.length() - key.length() - 1));
+                }
+            }
+        }
+        return names;
     }
 
     /** @return the policy for {@code method}: its own if it overrides a key, else the service's */
@@ -81,7 +109,7 @@ final class FailbackConfig {
     }
 
     private static boolean overridesAnyKey(URL url, String method) {
-        for (String key : new String[] {RETRIES, DELAY, MULTIPLIER, MAX_DELAY, JITTER, RETRY_ON, OVERFLOW}) {
+        for (String key : KEYS) {
             if (methodValue(url, method, key) != null) {
                 return true;
             }
@@ -89,11 +117,12 @@ final class FailbackConfig {
         return false;
     }
 
-    private static RetryPolicy policy(URL url, String method, String service) {
+    private static RetryPolicy policy(URL url, String method, String service, ClassLoader loader) {
         RetryPolicy.Builder b = RetryPolicy.builder();
         Value v = value(url, method, RETRIES, service);
         if (v != null) {
-            b.retries((int) v.parseLong(0, Integer.MAX_VALUE, "a whole number >= 0"));
+            int retries = (int) v.parseLong(Integer.MIN_VALUE, Integer.MAX_VALUE, "a whole number");
+            b.retries(retries < 0 ? RetryPolicy.DEFAULT_RETRIES : retries);
         }
         v = value(url, null, FAILBACK_TASKS, service);
         if (v != null) {
@@ -127,11 +156,7 @@ final class FailbackConfig {
         }
         v = value(url, method, RETRY_ON, service);
         if (v != null) {
-            try {
-                b.retryOn(RetryOn.parse(v.raw));
-            } catch (IllegalArgumentException e) {
-                throw v.invalid("rpc, all, or comma-separated exception class names");
-            }
+            b.retryOn(retryOn(v, loader));
         }
         v = value(url, method, OVERFLOW, service);
         if (v != null) {
@@ -142,6 +167,28 @@ final class FailbackConfig {
             });
         }
         return b.build();
+    }
+
+    /** Parses {@code v}, and loads each class it names, so that a misspelt name fails now, not never matches. */
+    private static RetryOn retryOn(Value v, ClassLoader loader) {
+        RetryOn retryOn;
+        try {
+            retryOn = RetryOn.parse(v.raw);
+        } catch (IllegalArgumentException e) {
+            throw v.invalid("rpc, all, or comma-separated exception class names");
+        }
+        for (String name : retryOn.classNames()) {
+            Class<?> type;
+            try {
+                type = Class.forName(name, false, loader);
+            } catch (ClassNotFoundException | LinkageError e) {
+                throw v.invalid("exception classes the reference can load; " + name + " was not found");
+            }
+            if (!Throwable.class.isAssignableFrom(type)) {
+                throw v.invalid("exception classes; " + name + " is not a Throwable");
+            }
+        }
+        return retryOn;
     }
 
     /** The method's own value, else the service's; null if neither is set. */

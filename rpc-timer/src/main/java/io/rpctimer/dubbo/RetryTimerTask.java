@@ -9,15 +9,18 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.apache.dubbo.common.URL;
-import org.apache.dubbo.rpc.RpcInvocation;
 
 /**
  * One failed call on its way to an outcome: it sits on the shared wheel until its backoff delay has passed, then
  * (from the runtime's lanes) sends the next retry asynchronously and waits for nothing. The reply
  * or the per-attempt timeout brings it back: {@code DELIVERED}, or rescheduled with the next delay, or
  * {@code ABANDONED} when the policy says stop. Shutdown hands it to the store ({@code HANDED_OVER}).
+ *
+ * <p>It keeps no {@link Throwable}: the last failure is kept as its class and a short message
+ * ({@link #MAX_MESSAGE_CHARS} characters at most), for the store; listeners get the live failure with the event of the
+ * attempt that failed.
  *
  * <p>Concurrency: at any time the call is on the wheel, running, or waiting for one reply, so its progress fields
  * are handed from thread to thread through the wheel and the reply future (each a happens-before edge); they are
@@ -28,26 +31,34 @@ final class RetryTimerTask implements TimerTask {
 
     private final WheelFailbackClusterInvoker<?> owner;
     private final RetryPolicy policy;
-    private final RpcInvocation snapshot;
+    /** The most of a failure's message kept while the call waits: enough to tell failures apart, no URL lists. */
+    static final int MAX_MESSAGE_CHARS = 120;
+
+    private final WheelFailbackClusterInvoker.Snapshot snapshot;
     private final URL consumerUrl;
     private final String retryId;
-    private final AtomicBoolean ended = new AtomicBoolean();
+    private static final AtomicIntegerFieldUpdater<RetryTimerTask> ENDED =
+            AtomicIntegerFieldUpdater.newUpdater(RetryTimerTask.class, "ended");
+
+    /** 1 once the call has its outcome (an updater, not an AtomicBoolean: one object less per pending call). */
+    private volatile int ended;
 
     /** Retries sent so far. */
     private volatile int attempt;
     private volatile String lastProvider;
-    private volatile Throwable lastFailure;
+    private volatile Class<?> lastFailureClass;
+    private volatile String lastFailureMessage;
     private volatile Timeout timeout;
 
-    RetryTimerTask(WheelFailbackClusterInvoker<?> owner, RetryPolicy policy, RpcInvocation snapshot, URL consumerUrl,
-                   String retryId, String firstProvider, Throwable firstFailure) {
+    RetryTimerTask(WheelFailbackClusterInvoker<?> owner, RetryPolicy policy,
+                   WheelFailbackClusterInvoker.Snapshot snapshot, URL consumerUrl, String retryId,
+                   String firstProvider) {
         this.owner = owner;
         this.policy = policy;
         this.snapshot = snapshot;
         this.consumerUrl = consumerUrl;
         this.retryId = retryId;
         this.lastProvider = firstProvider;
-        this.lastFailure = firstFailure;
     }
 
     String retryId() {
@@ -59,10 +70,14 @@ final class RetryTimerTask implements TimerTask {
     }
 
     String method() {
-        return snapshot.getMethodName();
+        return snapshot.method();
     }
 
-    RpcInvocation snapshot() {
+    WheelFailbackClusterInvoker<?> owner() {
+        return owner;
+    }
+
+    WheelFailbackClusterInvoker.Snapshot snapshot() {
         return snapshot;
     }
 
@@ -83,13 +98,33 @@ final class RetryTimerTask implements TimerTask {
         return attempt;
     }
 
-    /** Puts the first retry on the wheel. The caller has already counted the call and admitted it. */
-    void start() {
-        schedule(policy.nextDelayNanos(1, lastFailure, true));
+    /**
+     * Puts the first retry on the wheel. The caller has already counted the call and admitted it.
+     *
+     * @param failure what the original attempt failed with
+     */
+    void start(Throwable failure) {
+        remember(failure);
+        schedule(policy.nextDelayNanos(1, failure, true), failure);
     }
 
-    private void schedule(long delayNanos) {
-        WheelFailback.emit(RetryEvent.Type.SCHEDULED, this, attempt + 1, lastProvider, delayNanos, lastFailure);
+    /** Keeps the failure's class and a bounded message, not the failure (its stack, causes, and URL-laden text). */
+    private void remember(Throwable failure) {
+        lastFailureClass = failure.getClass();
+        String message = failure.getMessage();
+        lastFailureMessage = message == null ? null
+                : owner.shared(message.length() <= MAX_MESSAGE_CHARS ? message
+                        : message.substring(0, MAX_MESSAGE_CHARS));
+    }
+
+    /** @return the class and short message of the last failure, or null before the first */
+    String lastFailure() {
+        Class<?> type = lastFailureClass;
+        return type == null ? null : type.getName() + ": " + lastFailureMessage;
+    }
+
+    private void schedule(long delayNanos, Throwable failure) {
+        WheelFailback.emit(RetryEvent.Type.SCHEDULED, this, attempt + 1, lastProvider, delayNanos, failure);
         try {
             timeout = owner.runtime().timer().newTimeout(this, delayNanos, TimeUnit.NANOSECONDS);
         } catch (IllegalStateException | RejectedExecutionException e) {
@@ -104,7 +139,7 @@ final class RetryTimerTask implements TimerTask {
      */
     @Override
     public void run(Timeout t) {
-        if (ended.get()) {
+        if (ended != 0) {
             return;
         }
         if (owner.isGone() || owner.runtime().isClosed()) {
@@ -114,7 +149,7 @@ final class RetryTimerTask implements TimerTask {
         attempt++;
         try {
             owner.runtime().lanes().execute(owner, () -> {
-                if (!ended.get()) { // handed over while it waited in its lane
+                if (ended == 0) { // handed over while it waited in its lane
                     owner.sendRetry(this);
                 }
             });
@@ -135,10 +170,10 @@ final class RetryTimerTask implements TimerTask {
 
     /** The retry failed, before or after it was sent: schedule the next one, or stop. */
     void failed(String provider, Throwable failure, boolean rpcFailure) {
-        if (ended.get()) {
+        if (ended != 0) {
             return;
         }
-        lastFailure = failure;
+        remember(failure);
         WheelFailback.emit(RetryEvent.Type.FAILED, this, attempt, provider, 0, failure);
         if (owner.isGone() || owner.runtime().isClosed()) {
             handOver(null);
@@ -148,7 +183,7 @@ final class RetryTimerTask implements TimerTask {
         if (delayNanos == RetryPolicy.STOP) {
             end(RetryEvent.Type.ABANDONED, attempt, provider, failure);
         } else {
-            schedule(delayNanos);
+            schedule(delayNanos, failure);
         }
     }
 
@@ -159,7 +194,7 @@ final class RetryTimerTask implements TimerTask {
      * @param cause why it could not go on, or null for a normal shutdown
      */
     void handOver(Throwable cause) {
-        if (!ended.compareAndSet(false, true)) {
+        if (!ENDED.compareAndSet(this, 0, 1)) {
             return;
         }
         Timeout t = timeout;
@@ -180,7 +215,7 @@ final class RetryTimerTask implements TimerTask {
 
     /** Ends the call with {@code type}, once. */
     boolean end(RetryEvent.Type type, int atAttempt, String provider, Throwable failure) {
-        if (!ended.compareAndSet(false, true)) {
+        if (!ENDED.compareAndSet(this, 0, 1)) {
             return false;
         }
         finish(type, atAttempt, provider, failure);
@@ -194,15 +229,16 @@ final class RetryTimerTask implements TimerTask {
 
     private PendingRetry pendingRetry() {
         Map<String, String> attachments = new HashMap<>();
-        snapshot.getObjectAttachments().forEach((k, v) -> attachments.put(k, String.valueOf(v)));
-        Class<?>[] types = snapshot.getParameterTypes();
+        snapshot.attachments().forEach((k, v) -> attachments.put(k, String.valueOf(v)));
+        attachments.put(WheelFailback.RETRY_ID, retryId);
+        Class<?>[] types = snapshot.parameterTypes();
         String[] typeNames = new String[types.length];
         for (int i = 0; i < types.length; i++) {
             typeNames[i] = types[i].getName();
         }
         URL url = owner.getUrl();
-        return new PendingRetry(retryId, service(), url.getGroup(), url.getVersion(), method(),
-                typeNames, snapshot.getArguments(), Map.copyOf(attachments), attempt + 1, lastFailure,
+        return new PendingRetry(retryId, service(), url.getGroup(), url.getVersion(), snapshot.invokedMethod(),
+                typeNames, snapshot.arguments(), Map.copyOf(attachments), attempt + 1, lastFailure(),
                 System.currentTimeMillis());
     }
 

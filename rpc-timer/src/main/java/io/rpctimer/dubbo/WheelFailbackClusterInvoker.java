@@ -3,10 +3,11 @@ package io.rpctimer.dubbo;
 import io.rpctimer.retry.OverflowPolicy;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryPolicy;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ThreadLocalRandom;
@@ -15,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.constants.CommonConstants;
+import org.apache.dubbo.common.profiler.Profiler;
 import org.apache.dubbo.rpc.AppResponse;
 import org.apache.dubbo.rpc.AsyncRpcResult;
 import org.apache.dubbo.rpc.InvokeMode;
@@ -27,6 +29,9 @@ import org.apache.dubbo.rpc.RpcInvocation;
 import org.apache.dubbo.rpc.cluster.Directory;
 import org.apache.dubbo.rpc.cluster.LoadBalance;
 import org.apache.dubbo.rpc.cluster.support.AbstractClusterInvoker;
+import org.apache.dubbo.rpc.model.MethodDescriptor;
+import org.apache.dubbo.rpc.model.ServiceDescriptor;
+import org.apache.dubbo.rpc.model.ServiceModel;
 import org.apache.dubbo.rpc.protocol.dubbo.FutureAdapter;
 import org.apache.dubbo.rpc.support.RpcUtils;
 
@@ -39,9 +44,21 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * {@link RetryTimerTask} goes on the shared wheel. Each retry lists the providers afresh, avoids the provider tried
  * last when there is another, goes out asynchronously with the {@code retry.id} and {@code retry.attempt}
  * attachments, and is timed out by the future-timeout checker. The {@code retry.id} is generated, unless the caller
- * set one as a client attachment ({@code RpcContext.getClientAttachment().setAttachment("retry.id", key)}), e.g. a
- * business idempotency key. Past the pending cap ({@code failbacktasks}) the
- * call is {@code REJECTED}: the caller gets an {@link RpcException} unless {@code failback.overflow=log}.
+ * set one as a client attachment of this call ({@code RpcContext.getClientAttachment().setAttachment("retry.id",
+ * key)}), e.g. a business idempotency key; an id that arrived with the provider's own incoming call (Dubbo copies
+ * those into outgoing calls) is replaced, so that two calls never share one. Past the pending cap
+ * ({@code failbacktasks}) the call is {@code REJECTED}: the caller gets an {@link RpcException} unless
+ * {@code failback.overflow=log}.
+ *
+ * <p>Stream methods (Triple's client, server and bidirectional streams) never fail back: a stream cannot be replayed
+ * later, so they behave as in Dubbo and the failure reaches the caller. A generic call ({@code $invoke}) is
+ * configured and reported by the method it names.
+ *
+ * <p>A pending call keeps only what its next attempt needs: method, parameter types, its own copy of the argument
+ * array (the argument objects themselves are shared with the caller), attachments and attributes (no profiler
+ * entry), and the class and a short message of its last failure; never a {@link Throwable} or a provider invoker.
+ * When the reference is destroyed while the application runs, its pending retries are handed to the store within
+ * about a second ({@link FailbackRuntime}), not when each comes due.
  *
  * <p><b>Threading:</b> thread-safe, as every Dubbo invoker.
  */
@@ -53,6 +70,10 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     private final FailbackConfig config;
     private final FailbackRuntime runtime;
     private final AtomicInteger pending = new AtomicInteger();
+    /** The last failure message a pending call kept; any thread writes it, a stale read only costs a copy. */
+    private volatile String lastMessage;
+    /** The last parameter types a pending call kept (Dubbo's proxy makes a new array per call); as above. */
+    private volatile Class<?>[] lastTypes;
 
     /**
      * @throws IllegalArgumentException naming the URL key and value, if the reference's configuration is invalid
@@ -70,16 +91,18 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     @Override
     public Result invoke(Invocation invocation) throws RpcException {
         checkWhetherDestroyed();
-        if (invocation.getAttachment(WheelFailback.RETRY_ID) == null) { // a caller's own id (e.g. a business key) wins
-            invocation.setAttachment(WheelFailback.RETRY_ID, JVM_ID + "-" + CALL_IDS.incrementAndGet());
-        }
+        // only the caller's own client attachment counts (e.g. a business key): Dubbo's ConsumerContextFilter also
+        // copies a provider's incoming attachments into its outgoing calls, and with them the upstream retry.id
+        Object own = RpcContext.getClientAttachment().getObjectAttachment(WheelFailback.RETRY_ID);
+        invocation.setAttachment(WheelFailback.RETRY_ID,
+                own != null ? String.valueOf(own) : JVM_ID + "-" + CALL_IDS.incrementAndGet());
         invocation.setAttachment(WheelFailback.RETRY_ATTEMPT, "0");
         List<Invoker<T>> invokers;
         try {
             invokers = list(invocation);
             checkInvokers(invokers, invocation);
         } catch (RpcException e) {
-            if (!Failures.isNoProvider(e)) {
+            if (!Failures.isNoProvider(e) || isStream(invocation)) {
                 throw e;
             }
             return failBack(invocation, RpcContext.getServiceContext().getConsumerUrl(), null, e);
@@ -99,10 +122,13 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             invoker = select(loadbalance, invocation, invokers, null);
             result = invokeWithContext(invoker, invocation);
         } catch (RuntimeException e) {
-            if (!policy(invocation).retries(e, Failures.isRpcFailure(e))) {
+            if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;
             }
             return failBack(invocation, consumerUrl, invoker, e);
+        }
+        if (isStream(invocation)) {
+            return result;
         }
         if (result instanceof AsyncRpcResult async) {
             CompletableFuture<AppResponse> reply = async.getResponseFuture();
@@ -124,7 +150,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             }
         }
         if (result.hasException() && policy(invocation).retries(result.getException(),
-                Failures.isRpcFailure(result.getException()))) {
+                Failures.isRpcFailureInResult(result.getException()))) {
             return failBack(invocation, consumerUrl, invoker, result.getException());
         }
         return result;
@@ -138,7 +164,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             return response;
         }
         // an exceptional completion is an RPC failure: business exceptions come inside the response
-        boolean rpcFailure = failure != null ? Failures.isRpcFailureOfFuture(f) : Failures.isRpcFailure(f);
+        boolean rpcFailure = failure != null ? Failures.isRpcFailureOfFuture(f) : Failures.isRpcFailureInResult(f);
         if (!policy(invocation).retries(f, rpcFailure)) {
             if (failure != null) {
                 throw failure instanceof CompletionException ce ? ce : new CompletionException(failure);
@@ -184,8 +210,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      */
     private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure) {
         RetryPolicy policy = policy(invocation);
-        RetryTimerTask call = new RetryTimerTask(this, policy, copy(invocation), consumerUrl,
-                invocation.getAttachment(WheelFailback.RETRY_ID), provider, failure);
+        RetryTimerTask call = new RetryTimerTask(this, policy,
+                Snapshot.of(invocation, shared(invocation.getParameterTypes())), consumerUrl,
+                invocation.getAttachment(WheelFailback.RETRY_ID), provider);
         WheelFailback.counters().callFailed();
         if (policy.retries() == 0) {
             // Dubbo's meaning of retries=0: no retry. The failure is still an outcome someone can see.
@@ -202,7 +229,10 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             return policy.overflow() == OverflowPolicy.REJECT ? rejected : null;
         }
         runtime.track(call);
-        call.start();
+        call.start(failure);
+        if (isGone()) {
+            call.handOver(null); // destroyed while this call failed: destroy() may have missed it
+        }
         return null;
     }
 
@@ -223,8 +253,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         try {
             List<Invoker<T>> invokers = list(inv);
             checkInvokers(invokers, inv);
-            Invoker<T> target = select(initLoadBalance(invokers, inv), inv, avoid(invokers, call.lastProvider()),
-                    null);
+            Invoker<T> target = select(initLoadBalance(invokers, inv), inv, invokers,
+                    tried(invokers, call.lastProvider()));
             provider = address(target);
             call.sent(provider);
             Result result = invokeWithContextAsync(target, inv, call.consumerUrl());
@@ -245,54 +275,140 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         }
     }
 
+    /**
+     * Hands this reference's pending retries to the store now. Dubbo's own chain does not call this when a
+     * {@code ReferenceConfig} is destroyed (its cluster filter invoker destroys only the directory): that case is
+     * found by {@link FailbackRuntime}'s sweep.
+     */
+    @Override
+    public void destroy() {
+        super.destroy();
+        runtime.handOver(this);
+    }
+
     private static void onRetryReply(RetryTimerTask call, String provider, Result response, Throwable failure) {
         if (failure != null) {
             call.failed(provider, Failures.unwrap(failure), Failures.isRpcFailureOfFuture(failure));
         } else if (response.hasException()) {
-            call.failed(provider, response.getException(), Failures.isRpcFailure(response.getException()));
+            call.failed(provider, response.getException(), Failures.isRpcFailureInResult(response.getException()));
         } else {
             call.delivered(provider);
         }
     }
 
-    /** The providers other than {@code lastProvider}, or all of them when there is no other. */
-    private List<Invoker<T>> avoid(List<Invoker<T>> invokers, String lastProvider) {
-        if (lastProvider == null || invokers.size() < 2) {
-            return invokers;
-        }
-        List<Invoker<T>> others = new ArrayList<>(invokers.size());
-        for (Invoker<T> i : invokers) {
-            if (!lastProvider.equals(address(i))) {
-                others.add(i);
+    /**
+     * The provider tried last, to pass to {@code select()} as already selected, as Dubbo's failback does: the load
+     * balancer still sees the full list (a consistent-hash ring is not rebuilt for a sub-list), and
+     * {@code select()} re-selects when it picks that one and there is another.
+     */
+    private List<Invoker<T>> tried(List<Invoker<T>> invokers, String lastProvider) {
+        if (lastProvider != null) {
+            for (Invoker<T> i : invokers) {
+                if (lastProvider.equals(address(i))) {
+                    return Collections.singletonList(i);
+                }
             }
         }
-        return others.isEmpty() ? invokers : others;
+        return null;
     }
 
-    /** A fresh copy of the call for one retry: async, with the retry attachments. */
+    /** A fresh invocation for one retry: async, with the retry attachments. */
     private static RpcInvocation attempt(RetryTimerTask call) {
-        RpcInvocation inv = copy(call.snapshot());
+        RpcInvocation inv = call.snapshot().toInvocation();
         inv.setInvokeMode(InvokeMode.ASYNC);
         inv.setAttachment(WheelFailback.RETRY_ID, call.retryId());
         inv.setAttachment(WheelFailback.RETRY_ATTEMPT, String.valueOf(call.attempt()));
         return inv;
     }
 
-    /** A copy that shares nothing mutable with the original (Dubbo's copy constructor shares the attributes map). */
-    private static RpcInvocation copy(Invocation inv) {
-        return new RpcInvocation(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
-                inv.getServiceName(), inv.getProtocolServiceKey(), inv.getParameterTypes(), inv.getArguments(),
-                inv.copyObjectAttachments(), inv.getInvoker(),
-                Collections.synchronizedMap(new HashMap<>(inv.getAttributes())),
-                inv instanceof RpcInvocation r ? r.getInvokeMode() : null);
+    /**
+     * Dubbo's Triple tells a stream method by its descriptor's {@code RpcType}: anything but {@code UNARY} is a
+     * stream (its stub returns a {@code StreamObserver} that only the first attempt could have connected).
+     */
+    private static boolean isStream(Invocation invocation) {
+        ServiceModel service = invocation.getServiceModel();
+        ServiceDescriptor descriptor = service == null ? null : service.getServiceModel();
+        MethodDescriptor method = descriptor == null ? null
+                : descriptor.getMethod(invocation.getMethodName(), invocation.getParameterTypes());
+        return method != null && method.getRpcType() != MethodDescriptor.RpcType.UNARY;
     }
 
     private RetryPolicy policy(Invocation invocation) {
         return config.policy(RpcUtils.getMethodName(invocation));
     }
 
+    /**
+     * What a pending call keeps of its invocation: what the next attempt needs and nothing more. Every field but
+     * {@code arguments} and the two maps is shared with every other call of the method; the argument array is a
+     * shallow copy (the argument objects are the caller's); attributes are copied without Dubbo's profiler entry,
+     * which holds the first attempt's timing tree, and without keys that are not names (a load balancer's
+     * per-invoker state). No invoke mode: every retry goes out async.
+     *
+     * @param invokedMethod the method as invoked ({@code $invoke} for a generic call)
+     */
+    record Snapshot(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
+                    String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, Object[] arguments,
+                    Map<String, Object> attachments, Map<Object, Object> attributes) {
+
+        static Snapshot of(Invocation inv, Class<?>[] parameterTypes) {
+            Map<String, Object> attachments = new HashMap<>();
+            inv.getObjectAttachments().forEach((k, v) -> {
+                if (v != null && !k.equals(WheelFailback.RETRY_ID) && !k.equals(WheelFailback.RETRY_ATTEMPT)) {
+                    attachments.put(k, v);
+                }
+            });
+            Map<Object, Object> attributes = new HashMap<>();
+            inv.getAttributes().forEach((k, v) -> {
+                if (k instanceof String && v != null && !k.equals(Profiler.PROFILER_KEY)) {
+                    attributes.put(k, v);
+                }
+            });
+            Object[] arguments = inv.getArguments();
+            return new Snapshot(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
+                    inv.getServiceName(), inv.getProtocolServiceKey(), parameterTypes,
+                    arguments == null ? null : arguments.clone(), Map.copyOf(attachments), Map.copyOf(attributes));
+        }
+
+        /** @return the method the caller means: for a generic call, the one it names (as {@code RpcUtils}) */
+        String method() {
+            boolean generic = CommonConstants.$INVOKE.equals(invokedMethod)
+                    || CommonConstants.$INVOKE_ASYNC.equals(invokedMethod);
+            return generic && arguments != null && arguments.length > 0 && arguments[0] instanceof String named
+                    ? named : invokedMethod;
+        }
+
+        RpcInvocation toInvocation() {
+            return new RpcInvocation(targetServiceUniqueName, serviceModel, invokedMethod, serviceName,
+                    protocolServiceKey, parameterTypes, arguments, new HashMap<>(attachments), null,
+                    Collections.synchronizedMap(new HashMap<>(attributes)), null);
+        }
+    }
+
     private static String address(Invoker<?> invoker) {
         return invoker == null ? null : invoker.getUrl().getAddress();
+    }
+
+    /**
+     * @return {@code message}, or an equal string kept earlier: a burst of identical failures (every provider gone)
+     *         keeps one copy of its message rather than one per pending call
+     */
+    String shared(String message) {
+        String last = lastMessage;
+        if (message.equals(last)) {
+            return last;
+        }
+        lastMessage = message;
+        return message;
+    }
+
+    /** @return {@code types}, or an equal array kept earlier: calls of one method keep one array between them */
+    private Class<?>[] shared(Class<?>[] types) {
+        Class<?>[] last = lastTypes;
+        if (Arrays.equals(types, last)) {
+            return last;
+        }
+        lastTypes = types;
+        return types;
     }
 
     FailbackRuntime runtime() {

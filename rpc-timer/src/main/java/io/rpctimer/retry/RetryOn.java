@@ -2,6 +2,8 @@ package io.rpctimer.retry;
 
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
@@ -95,7 +97,9 @@ public final class RetryOn {
         if (rpcFailure || all) {
             return true;
         }
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        // each distinct throwable once: a chain with a cycle (a -> b -> a) ends
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable t = failure; t != null && seen.add(t); t = t.getCause()) {
             for (Class<?> c = t.getClass(); c != null; c = c.getSuperclass()) {
                 if (classNames.contains(c.getName())) {
                     return true;
@@ -103,6 +107,11 @@ public final class RetryOn {
             }
         }
         return false;
+    }
+
+    /** @return the exception class names this policy names, empty for {@code rpc} and {@code all} */
+    public Set<String> classNames() {
+        return classNames;
     }
 
     @Override

@@ -53,11 +53,21 @@ final class DubboNode implements AutoCloseable {
 
     /** As {@link #provider(String, GreetingService, String)}, the service carrying {@code parameters}. */
     static DubboNode provider(String name, GreetingService impl, String version, Map<String, String> parameters) {
+        return provider(name, GreetingService.class, impl, version, parameters);
+    }
+
+    /** A provider of another service than {@link GreetingService}. */
+    static <S> DubboNode provider(String name, Class<S> type, S impl) {
+        return provider(name, type, impl, null, Map.of());
+    }
+
+    private static <S> DubboNode provider(String name, Class<S> type, S impl, String version,
+                                          Map<String, String> parameters) {
         DubboNode n = new DubboNode(name, freePort());
         ProtocolConfig pc = new ProtocolConfig("dubbo", n.port);
         pc.setHost("127.0.0.1");
-        ServiceConfig<GreetingService> sc = new ServiceConfig<>();
-        sc.setInterface(GreetingService.class);
+        ServiceConfig<S> sc = new ServiceConfig<>();
+        sc.setInterface(type);
         sc.setVersion(version);
         sc.setRef(impl);
         sc.setParameters(new java.util.HashMap<>(parameters));
@@ -72,12 +82,17 @@ final class DubboNode implements AutoCloseable {
 
     /** A consumer whose reference goes straight to {@code providers} (two or more, so the cluster applies). */
     static DubboNode consumer(String name, ReferenceConfig<GreetingService> reference, DubboNode... providers) {
-        aim(reference, providers);
+        return consumer(name, GreetingService.class, reference, providers);
+    }
+
+    /** As {@link #consumer(String, ReferenceConfig, DubboNode...)}, for another service. */
+    static <S> DubboNode consumer(String name, Class<S> type, ReferenceConfig<S> reference, DubboNode... providers) {
+        aim(type, reference, providers);
         return consumer(name, List.of(reference));
     }
 
     /** A consumer of several references, each already {@link #aim aimed} at its providers. */
-    static DubboNode consumer(String name, List<ReferenceConfig<GreetingService>> references) {
+    static DubboNode consumer(String name, List<? extends ReferenceConfig<?>> references) {
         DubboNode n = new DubboNode(name, -1);
         references.forEach(n.bootstrap::reference);
         n.bootstrap.start();
@@ -86,11 +101,15 @@ final class DubboNode implements AutoCloseable {
 
     /** Points {@code reference} straight at {@code providers} (two or more, so the cluster applies). */
     static void aim(ReferenceConfig<GreetingService> reference, DubboNode... providers) {
+        aim(GreetingService.class, reference, providers);
+    }
+
+    private static <S> void aim(Class<S> type, ReferenceConfig<S> reference, DubboNode... providers) {
         StringBuilder urls = new StringBuilder();
         for (DubboNode p : providers) {
             urls.append(urls.length() == 0 ? "" : ";").append("dubbo://127.0.0.1:").append(p.port);
         }
-        reference.setInterface(GreetingService.class);
+        reference.setInterface(type);
         reference.setUrl(urls.toString());
         reference.setCheck(false);
     }

@@ -36,6 +36,7 @@ import org.apache.dubbo.rpc.InvokeMode;
 import org.apache.dubbo.rpc.Invocation;
 import org.apache.dubbo.rpc.Invoker;
 import org.apache.dubbo.rpc.Result;
+import org.apache.dubbo.rpc.RpcContext;
 import org.apache.dubbo.rpc.RpcException;
 import org.apache.dubbo.rpc.RpcInvocation;
 import org.apache.dubbo.rpc.cluster.Directory;
@@ -84,6 +85,7 @@ class WheelFailbackClusterInvokerTest {
 
     @AfterEach
     void tearDown() {
+        RpcContext.removeClientAttachment();
         WheelFailback.removeListener(listener);
         WheelFailback.setRetryStore(previousStore);
         framework.destroy();
@@ -288,10 +290,32 @@ class WheelFailbackClusterInvokerTest {
     void callerSuppliedRetryIdIsKept() {
         given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)));
         RpcInvocation original = call("notify");
+        // what Dubbo's ConsumerContextFilter does with the caller's client attachment before the cluster runs
+        RpcContext.getClientAttachment().setAttachment(WheelFailback.RETRY_ID, "order-42");
         original.setAttachment(WheelFailback.RETRY_ID, "order-42");
         cluster("", providerA).invoke(original);
         timer.fireRetry();
         assertEquals("order-42", events.get(events.size() - 1).retryId());
+    }
+
+    /**
+     * issue 11 #2: a provider calling on copies its incoming attachments into its outgoing calls (Dubbo's
+     * ConsumerContextFilter without a PenetrateAttachmentSelector); an id that came in that way is not the caller's.
+     */
+    @Test
+    void inheritedRetryIdIsReplacedByAFreshOne() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("", providerA);
+        RpcInvocation first = call("notify");
+        RpcInvocation second = call("sayHello");
+        first.setAttachment(WheelFailback.RETRY_ID, "from-upstream");
+        second.setAttachment(WheelFailback.RETRY_ID, "from-upstream");
+        cluster.invoke(first);
+        cluster.invoke(second);
+        List<String> ids = events.stream().map(RetryEvent::retryId).toList();
+        assertEquals(2, ids.size());
+        assertFalse(ids.contains("from-upstream"), ids.toString());
+        assertNotEquals(ids.get(0), ids.get(1));
     }
 
     @Test
@@ -491,7 +515,284 @@ class WheelFailbackClusterInvokerTest {
         verify(providerA, times(1)).invoke(any());
     }
 
+    /** issue 11 #1: a provider's method declared to throw a checked I/O or timeout exception threw it. */
+    @ParameterizedTest
+    @CsvSource({"java.io.IOException", "java.io.FileNotFoundException", "java.util.concurrent.TimeoutException"})
+    void businessIoAndTimeoutExceptionsInTheResponseReachTheCaller(String type) throws Exception {
+        Throwable biz = (Throwable) Class.forName(type).getConstructor(String.class).newInstance("disk (test)");
+        RpcInvocation inv = call("notify");
+        given(providerA.invoke(any())).willReturn(AsyncRpcResult.newDefaultAsyncResult(biz, inv));
+        Result r = cluster("", providerA).invoke(inv);
+        assertSame(biz, r.getException());
+        assertTrue(timer.scheduled.isEmpty());
+        verify(providerA, times(1)).invoke(any());
+    }
+
+    /** issue 11 #1: the same on a retry's reply: the business exception ends the call, no further retry. */
+    @Test
+    void businessIoExceptionOnARetryIsNotRetriedAgain() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> AsyncRpcResult.newDefaultAsyncResult(
+                new java.io.IOException("disk (test)"), i.getArgument(0)));
+        cluster("", providerA).invoke(call("notify"));
+        timer.fireRetry();
+        assertTrue(timer.retries().isEmpty());
+        assertEquals(RetryEvent.Type.ABANDONED, events.get(events.size() - 1).type());
+    }
+
+    /**
+     * issue 11 #6: the provider ran the method but could not encode its reply; Dubbo sends BAD_RESPONSE, which the
+     * consumer only sees as a RemotingException with the codec's text.
+     */
+    @Test
+    void providerThatCannotEncodeItsReplyIsNotRetried() {
+        org.apache.dubbo.remoting.RemotingException badResponse = new org.apache.dubbo.remoting.RemotingException(
+                (java.net.InetSocketAddress) null, null, "Failed to send response: Response [id=7, status=20], cause: "
+                + "java.lang.IllegalStateException: Serialized class Foo must implement java.io.Serializable");
+        RpcException thrown = new RpcException(RpcException.NETWORK_EXCEPTION, "Failed to invoke remote method",
+                new ExecutionException(badResponse));
+        given(providerA.invoke(any())).willThrow(thrown);
+        assertSame(thrown, assertThrows(RpcException.class, () -> cluster("", providerA).invoke(call("notify"))));
+        CompletableFuture<AppResponse> reply = new CompletableFuture<>();
+        RpcInvocation inv = call("sayHelloAsync");
+        inv.setInvokeMode(InvokeMode.FUTURE);
+        willReturn(new AsyncRpcResult(reply, inv)).given(providerA).invoke(any());
+        AsyncRpcResult r = (AsyncRpcResult) cluster("", providerA).invoke(inv);
+        reply.completeExceptionally(badResponse);
+        ExecutionException e = assertThrows(ExecutionException.class, () -> r.getResponseFuture().get());
+        assertSame(badResponse, Failures.unwrap(e));
+        assertTrue(timer.scheduled.isEmpty());
+    }
+
+    /** issue 11 #20: a cause chain with a cycle (a -> b -> a) is walked once, not forever. */
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 10, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+    void causeCycleEndsTheWalk() {
+        IllegalStateException a = new IllegalStateException("a");
+        IllegalArgumentException b = new IllegalArgumentException("b", a);
+        a.initCause(b);
+        RpcInvocation inv = call("notify");
+        given(providerA.invoke(any())).willReturn(AsyncRpcResult.newDefaultAsyncResult(a, inv));
+        Result r = cluster("failback.retryon=java.io.IOException", providerA).invoke(inv);
+        assertSame(a, r.getException());
+        assertFalse(Failures.isRpcFailureOfFuture(new RpcException(RpcException.NETWORK_EXCEPTION, "x",
+                new RpcException(RpcException.SERIALIZATION_EXCEPTION, "s"))));
+        assertTrue(Failures.isRpcFailureOfFuture(a));
+    }
+
+    // ------------------------------------------------------------------ streams, generic, load balancing
+
+    /** issue 11 #8: a stream method with no provider: the caller gets the error, as in Dubbo; nothing fails back. */
+    @ParameterizedTest
+    @CsvSource({"BI_STREAM", "CLIENT_STREAM", "SERVER_STREAM"})
+    void streamMethodsDoNotFailBack(org.apache.dubbo.rpc.model.MethodDescriptor.RpcType type) {
+        RpcInvocation inv = streamCall(type);
+        WheelFailbackClusterInvoker<GreetingService> noProvider = cluster("");
+        RpcException e = assertThrows(RpcException.class, () -> noProvider.invoke(inv));
+        assertTrue(Failures.isNoProvider(e));
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        assertSame(TIMEOUT, assertThrows(RpcException.class, () -> cluster("", providerA).invoke(streamCall(type))));
+        assertTrue(timer.scheduled.isEmpty());
+        assertTrue(events.isEmpty());
+    }
+
+    private RpcInvocation streamCall(org.apache.dubbo.rpc.model.MethodDescriptor.RpcType type) {
+        org.apache.dubbo.rpc.model.MethodDescriptor method = mock(org.apache.dubbo.rpc.model.MethodDescriptor.class);
+        given(method.getRpcType()).willReturn(type);
+        org.apache.dubbo.rpc.model.ServiceDescriptor descriptor =
+                mock(org.apache.dubbo.rpc.model.ServiceDescriptor.class);
+        given(descriptor.getMethod(any(String.class), any(Class[].class))).willReturn(method);
+        ServiceModel serviceModel = mock(ServiceModel.class);
+        given(serviceModel.getModuleModel()).willReturn(module);
+        given(serviceModel.getServiceModel()).willReturn(descriptor);
+        return new RpcInvocation(serviceModel, "chat", SERVICE, "",
+                new Class<?>[] {org.apache.dubbo.common.stream.StreamObserver.class}, new Object[] {null});
+    }
+
+    /** issue 11 #10: a generic call ($invoke) is configured and reported by the method it names. */
+    @Test
+    void genericCallUsesTheRealMethodForPolicyAndEvents() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = genericCluster(
+                "failback.delay=1000&failback.jitter=0&notify.failback.delay=50", providerA);
+        ServiceModel serviceModel = mock(ServiceModel.class);
+        given(serviceModel.getModuleModel()).willReturn(module);
+        RpcInvocation inv = new RpcInvocation(serviceModel, "$invoke", SERVICE, "",
+                new Class<?>[] {String.class, String[].class, Object[].class},
+                new Object[] {"notify", new String[] {"java.lang.String"}, new Object[] {"x"}});
+        cluster.invoke(inv);
+        assertEquals(50, timer.retries().get(0).delayMillis());
+        assertEquals("notify", events.get(0).method());
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private WheelFailbackClusterInvoker<GreetingService> genericCluster(String params,
+                                                                       Invoker<GreetingService> provider) {
+        URL url = URL.valueOf("consumer://127.0.0.1/" + SERVICE + "?interface=" + SERVICE + "&generic=true&"
+                + params).setScopeModel(module);
+        directory = mock(Directory.class);
+        given(directory.getUrl()).willReturn(url);
+        given(directory.getConsumerUrl()).willReturn(url);
+        given(directory.getInterface()).willReturn((Class) org.apache.dubbo.rpc.service.GenericService.class);
+        given(directory.list(any())).willReturn(List.of(provider));
+        return new WheelFailbackClusterInvoker<>(directory, runtime);
+    }
+
+    /**
+     * issue 11 #9: a retry hands the load balancer the full list, as Dubbo's failback does, and avoids the provider
+     * tried last through {@code selected}: a balancer that caches per list (consistent hash) keeps its ring.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void retryGivesTheLoadBalancerTheFullListAndStillAvoidsTheLastProvider() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        given(providerB.invoke(any())).willAnswer(i -> ok(i.getArgument(0)));
+        org.apache.dubbo.rpc.cluster.LoadBalance lb = mock(org.apache.dubbo.rpc.cluster.LoadBalance.class);
+        given(lb.select(any(), any(), any())).willAnswer(i -> ((List<Invoker<GreetingService>>) i.getArgument(0))
+                .get(0));
+        URL url = URL.valueOf("consumer://127.0.0.1/" + SERVICE + "?interface=" + SERVICE).setScopeModel(module);
+        directory = mock(Directory.class);
+        given(directory.getUrl()).willReturn(url);
+        given(directory.getConsumerUrl()).willReturn(url);
+        given(directory.getInterface()).willReturn(GreetingService.class);
+        given(directory.list(any())).willReturn(List.of(providerA, providerB));
+        WheelFailbackClusterInvoker<GreetingService> cluster = new WheelFailbackClusterInvoker<>(directory, runtime) {
+            @Override
+            protected org.apache.dubbo.rpc.cluster.LoadBalance initLoadBalance(List<Invoker<GreetingService>> i,
+                                                                                Invocation inv) {
+                return lb;
+            }
+        };
+        cluster.invoke(call("notify")); // to A, fails
+        timer.fireRetry();
+        ArgumentCaptor<List<Invoker<GreetingService>>> lists = ArgumentCaptor.forClass(List.class);
+        verify(lb, org.mockito.Mockito.atLeast(2)).select(lists.capture(), any(), any());
+        assertEquals(List.of(providerA, providerB), lists.getAllValues().get(1), "the retry's first choice");
+        assertEquals(RetryEvent.Type.DELIVERED, events.get(events.size() - 1).type());
+        assertEquals("127.0.0.1:20882", events.get(events.size() - 1).provider());
+    }
+
+    // ------------------------------------------------------------------ what a pending call keeps
+
+    /**
+     * issue 11 #7: a pending call keeps no Throwable (stack trace, message with URLs), no provider invoker and no
+     * profiler entry: only what the next attempt needs.
+     */
+    @Test
+    void pendingCallRetainsNoThrowableNoInvokerNoProfiler() throws Exception {
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("", providerA);
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        RpcInvocation inv = call("notify");
+        inv.put(org.apache.dubbo.common.profiler.Profiler.PROFILER_KEY,
+                org.apache.dubbo.common.profiler.Profiler.start("call (test)"));
+        inv.setInvoker(providerA);
+        cluster.invoke(inv);
+        given(directory.list(any())).willReturn(List.of()); // the retry finds no provider: pending again
+        timer.fireRetry();
+        assertEquals(1, cluster.pendingRetries());
+        java.lang.reflect.Field f = FailbackRuntime.class.getDeclaredField("pending");
+        f.setAccessible(true);
+        for (Object call : (java.util.Set<?>) f.get(runtime)) {
+            Retained.assertNone(call, Throwable.class, Invoker.class,
+                    org.apache.dubbo.common.profiler.ProfilerEntry.class);
+        }
+    }
+
+    /** issue 11 #12: the pending call has its own argument array; the caller may reuse theirs. */
+    @Test
+    void callerReusingItsArgumentArrayDoesNotChangeTheRetry() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)));
+        RpcInvocation inv = call("notify");
+        cluster("", providerA).invoke(inv);
+        inv.getArguments()[0] = "changed by the caller";
+        timer.fireRetry();
+        ArgumentCaptor<Invocation> sent = ArgumentCaptor.forClass(Invocation.class);
+        verify(providerA, times(2)).invoke(sent.capture());
+        assertEquals("world", sent.getAllValues().get(1).getArguments()[0]);
+    }
+
+    /** issue 11 #11: destroying the reference hands its pending retries over at once, not when each comes due. */
+    @Test
+    void destroyedReferenceHandsItsRetriesOverAtOnce() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("", providerA);
+        WheelFailbackClusterInvoker<GreetingService> other = cluster("", providerB);
+        given(providerB.invoke(any())).willThrow(TIMEOUT);
+        cluster.invoke(call("notify"));
+        cluster.invoke(call("sayHello"));
+        other.invoke(call("notify"));
+        cluster.destroy();
+        assertEquals(2, store.size());
+        assertEquals(2, events.stream().filter(e -> e.type() == RetryEvent.Type.HANDED_OVER).count());
+        assertEquals(0, cluster.pendingRetries());
+        assertEquals(1, other.pendingRetries(), "another reference keeps its retry");
+        assertEquals(1, timer.retries().size());
+    }
+
+    /**
+     * issue 11 #11: what Dubbo does on ReferenceConfig.destroy(): it destroys the directory, never the cluster
+     * invoker. The runtime's sweep finds the reference gone and hands its retries over.
+     */
+    @Test
+    void sweepHandsOverTheRetriesOfAReferenceWhoseDirectoryWasDestroyed() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        given(providerB.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("", providerA);
+        Directory<GreetingService> destroyed = directory;
+        WheelFailbackClusterInvoker<GreetingService> other = cluster("", providerB);
+        cluster.invoke(call("notify"));
+        other.invoke(call("notify"));
+        runtime.sweep();
+        assertEquals(0, store.size(), "nothing is gone yet");
+        given(destroyed.isDestroyed()).willReturn(true);
+        runtime.sweep();
+        assertEquals(1, store.size());
+        assertEquals(0, cluster.pendingRetries());
+        assertEquals(1, other.pendingRetries());
+    }
+
+    /**
+     * issue 11 #11: the sweep is on the wheel only while a retry is pending, hands over a destroyed reference's
+     * retries when it runs, and leaves nothing on an idle wheel.
+     */
+    @Test
+    void sweepRunsOnTheWheelOnlyWhileRetriesArePending() {
+        ManualTimer wheel = new ManualTimer();
+        FailbackRuntime sweeping = new FailbackRuntime(wheel,
+                io.rpctimer.retry.SlowLaneExecutor.builder().lanes(Runnable::run, Runnable::run).build(), true);
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)));
+        WheelFailbackClusterInvoker<GreetingService> cluster = new WheelFailbackClusterInvoker<>(
+                cluster("", providerA).getDirectory(), sweeping);
+        cluster.invoke(call("notify"));
+        assertEquals(1, wheel.attemptTimeouts().size(), "the sweep");
+        wheel.attemptTimeouts().get(0).fire();
+        assertEquals(1, wheel.attemptTimeouts().size(), "rescheduled while a retry is pending");
+        wheel.fireRetry(); // delivered: nothing pending
+        assertTrue(wheel.attemptTimeouts().isEmpty(), "an idle wheel holds no sweep");
+
+        willThrow(TIMEOUT).given(providerA).invoke(any()); // the mock answers if called to re-stub
+        cluster.invoke(call("notify"));
+        given(directory.isDestroyed()).willReturn(true);
+        wheel.attemptTimeouts().get(0).fire();
+        assertEquals(1, store.size(), "handed over by the sweep");
+        assertTrue(wheel.attemptTimeouts().isEmpty());
+        assertTrue(wheel.retries().isEmpty());
+    }
+
     // ------------------------------------------------------------------ per-method config
+
+    /** issue 11 #12: Dubbo's failback maps a negative retries to its default (3), service or method level. */
+    @ParameterizedTest
+    @CsvSource({"retries=-1", "notify.retries=-5"})
+    void negativeRetriesMeansTheDefault(String params) {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        cluster(params, providerA).invoke(call("notify"));
+        for (int i = 0; i < 3; i++) {
+            timer.fireRetry();
+        }
+        verify(providerA, times(4)).invoke(any());
+        assertEquals(RetryEvent.Type.ABANDONED, events.get(events.size() - 1).type());
+    }
+
 
     @Test
     void methodLevelKeysOverrideTheService() {
@@ -506,7 +807,7 @@ class WheelFailbackClusterInvokerTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-            "retries=-1|invalid retries=-1 for io.rpctimer.dubbo.GreetingService (expected: a whole number >= 0)",
+            "retries=two|invalid retries=two for io.rpctimer.dubbo.GreetingService (expected: a whole number)",
             "retries=two|invalid retries=two",
             "failbacktasks=0|invalid failbacktasks=0",
             "failback.delay=0|invalid failback.delay=0",
@@ -517,6 +818,8 @@ class WheelFailbackClusterInvokerTest {
                     + "milliseconds <= failback.maxdelay (60000))",
             "failback.jitter=2|invalid failback.jitter=2",
             "failback.retryon=,|invalid failback.retryon=,",
+            // issue 11 #12: a class name that does not resolve
+            "failback.retryon=com.example.NoSuchException|invalid failback.retryon=com.example.NoSuchException",
             "failback.overflow=drop|invalid failback.overflow=drop",
             "sayHello.failback.delay=-5|invalid sayHello.failback.delay=-5",
     })

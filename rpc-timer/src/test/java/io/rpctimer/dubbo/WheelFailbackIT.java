@@ -47,6 +47,7 @@ class WheelFailbackIT {
     private DubboNode p1;
     private DubboNode p2;
     private DubboNode consumer;
+    private ReferenceConfig<GreetingService> reference;
 
     @BeforeEach
     void start() {
@@ -80,6 +81,7 @@ class WheelFailbackIT {
         ref.setTimeout(timeoutMs);
         ref.setParameters(new HashMap<>(params));
         consumer = DubboNode.consumer("consumer", ref, p1, p2);
+        reference = ref;
         return ref.get();
     }
 
@@ -194,8 +196,8 @@ class WheelFailbackIT {
                 "worst tick lag " + TimeUnit.NANOSECONDS.toMillis(wheel.maxTickLagNanos()) + " ms");
     }
 
-    @Test
-    void shutdownHandsPendingRetriesToTheStore() {
+    /** Both providers hang: three calls fail back, their retries a minute away. */
+    private void threeRetriesPending() {
         s1.mode = ScriptedGreetingService.Mode.HANG;
         s2.mode = ScriptedGreetingService.Mode.HANG;
         GreetingService svc = connect(Map.of("failback.delay", "60000"));
@@ -203,6 +205,11 @@ class WheelFailbackIT {
             assertNull(svc.notify("pending-" + i));
         }
         assertEquals(3, of(RetryEvent.Type.SCHEDULED).size());
+    }
+
+    @Test
+    void shutdownHandsPendingRetriesToTheStore() {
+        threeRetriesPending();
 
         consumer.close();
         consumer = null;
@@ -210,6 +217,19 @@ class WheelFailbackIT {
         assertEquals(3, of(RetryEvent.Type.HANDED_OVER).size());
         assertEquals(List.of("pending-0", "pending-1", "pending-2"),
                 store.retries().stream().map(r -> (String) r.arguments()[0]).sorted().toList());
+    }
+
+    /**
+     * issue 11 #11: a reference destroyed while the application runs (ReferenceConfig.destroy(), as a migration rule
+     * does) hands its pending retries over at once, not when each comes due a minute later.
+     */
+    @Test
+    void destroyedReferenceHandsItsRetriesOverPromptly() {
+        threeRetriesPending();
+
+        reference.destroy();
+        await().atMost(Duration.ofSeconds(10)).until(() -> of(RetryEvent.Type.HANDED_OVER).size() == 3);
+        assertEquals(3, store.size());
     }
 
     /** One wheel timeout per call, each cancelled by the reply: 100,000 calls leave nothing on the wheel. */

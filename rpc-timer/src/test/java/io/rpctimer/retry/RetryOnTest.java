@@ -56,4 +56,15 @@ class RetryOnTest {
         assertMessage(IllegalArgumentException.class, "retryOn: [] (expected: at least one class name)",
                 () -> RetryOn.exceptions(List.of()));
     }
+
+    /** issue 11 #20: a cause chain with a cycle (a -> b -> a) is walked once, not forever. */
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 10, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+    void causeCycleEndsTheWalk() {
+        IllegalStateException a = new IllegalStateException("a");
+        IllegalArgumentException b = new IllegalArgumentException("b", a);
+        a.initCause(b);
+        assertFalse(RetryOn.parse("java.io.IOException").retries(a, false));
+        assertTrue(RetryOn.parse("java.lang.IllegalArgumentException").retries(a, false));
+    }
 }
