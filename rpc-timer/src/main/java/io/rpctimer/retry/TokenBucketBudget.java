@@ -16,6 +16,8 @@ import java.util.concurrent.atomic.LongAdder;
 final class TokenBucketBudget implements RetryBudget {
 
     private static final double NANOS_PER_SECOND = TimeUnit.SECONDS.toNanos(1);
+    /** Below one token by less than this is a whole token: ten refills of 0.1 add up to 0.9999999999999999. */
+    private static final double ONE_TOKEN = 1.0 - 1e-9;
 
     private final double ratio;
     private final double minPerNano;
@@ -58,10 +60,10 @@ final class TokenBucketBudget implements RetryBudget {
     @Override
     public synchronized boolean tryAcquire() {
         refill(ticker.nanoTime());
-        if (tokens < 1.0) {
+        if (tokens < ONE_TOKEN) {
             return false;
         }
-        tokens -= 1.0;
+        tokens = Math.max(0, tokens - 1.0);
         granted++;
         return true;
     }
@@ -69,7 +71,7 @@ final class TokenBucketBudget implements RetryBudget {
     @Override
     public synchronized long nanosUntilToken() {
         refill(ticker.nanoTime());
-        if (tokens >= 1.0) {
+        if (tokens >= ONE_TOKEN) {
             return 0;
         }
         if (minPerNano == 0) {
@@ -84,13 +86,22 @@ final class TokenBucketBudget implements RetryBudget {
     }
 
     private void refill(long now) {
-        long s = newSuccesses.sumThenReset();
+        long elapsed = Math.max(0, now - refilledAtNanos);
+        refilledAtNanos = now;
+        long s = recent(newSuccesses.sumThenReset(), elapsed);
         rotateWindow(now);
         successesThisWindow += s;
-        long elapsed = now - refilledAtNanos;
-        refilledAtNanos = now;
         double cap = ratio * (successesThisWindow + successesLastWindow) + minReserve;
-        tokens = Math.min(cap, tokens + ratio * s + Math.max(0, elapsed) * minPerNano);
+        tokens = Math.min(cap, tokens + ratio * s + elapsed * minPerNano);
+    }
+
+    /**
+     * The successes since the last look happened at unknown times in the {@code elapsed} since: taken as spread
+     * evenly over it, only the last window's share is recent. So a long healthy spell without retries does not buy
+     * a burst of them at the next outage.
+     */
+    private long recent(long successes, long elapsed) {
+        return elapsed <= windowNanos ? successes : Math.round(successes * ((double) windowNanos / elapsed));
     }
 
     private void rotateWindow(long now) {

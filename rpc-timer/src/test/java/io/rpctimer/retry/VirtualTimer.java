@@ -7,6 +7,7 @@ import io.rpctimer.wheel.TimerTask;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -18,6 +19,9 @@ import java.util.concurrent.TimeUnit;
 final class VirtualTimer implements Timer {
 
     final List<Scheduled> scheduled = new ArrayList<>();
+    /** Live ones by due time, then by the order they were scheduled. */
+    private final PriorityQueue<Scheduled> queue = new PriorityQueue<>(
+            Comparator.comparingLong((Scheduled s) -> s.dueNanos).thenComparingLong(s -> s.seq));
     long nowNanos;
     boolean stopped;
 
@@ -26,8 +30,10 @@ final class VirtualTimer implements Timer {
         if (stopped) {
             throw new IllegalStateException("stopped (test)");
         }
-        Scheduled s = new Scheduled(task, unit.toNanos(delay), nowNanos + Math.max(0, unit.toNanos(delay)));
+        Scheduled s = new Scheduled(task, unit.toNanos(delay), nowNanos + Math.max(0, unit.toNanos(delay)),
+                scheduled.size());
         scheduled.add(s);
+        queue.add(s);
         return s;
     }
 
@@ -46,8 +52,11 @@ final class VirtualTimer implements Timer {
     }
 
     private Scheduled nextDue(long until) {
-        return scheduled.stream().filter(s -> s.isLive() && s.dueNanos <= until)
-                .min(Comparator.comparingLong(s -> s.dueNanos)).orElse(null);
+        Scheduled head;
+        while ((head = queue.peek()) != null && !head.isLive()) {
+            queue.poll();
+        }
+        return head != null && head.dueNanos <= until ? queue.poll() : null;
     }
 
     /** @return the live timeouts whose task is of {@code type} */
@@ -71,11 +80,13 @@ final class VirtualTimer implements Timer {
         final TimerTask task;
         final long delayNanos;
         final long dueNanos;
+        final long seq;
         boolean cancelled;
         boolean expired;
 
-        Scheduled(TimerTask task, long delayNanos, long dueNanos) {
+        Scheduled(TimerTask task, long delayNanos, long dueNanos, long seq) {
             this.task = task;
+            this.seq = seq;
             this.delayNanos = delayNanos;
             this.dueNanos = dueNanos;
         }
