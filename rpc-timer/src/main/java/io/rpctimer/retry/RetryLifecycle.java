@@ -98,10 +98,12 @@ public final class RetryLifecycle implements AutoCloseable {
      */
     @Override
     public void close() {
-        closed = true;
-        for (RetryReference<?> r : references) {
-            r.destroy();
+        List<RetryReference<?>> live;
+        synchronized (references) { // a reference registered concurrently is either refused or destroyed here
+            closed = true;
+            live = List.copyOf(references);
         }
+        live.forEach(RetryReference::destroy);
     }
 
     /** @param listener receives every event of this application from now on */
@@ -163,10 +165,12 @@ public final class RetryLifecycle implements AutoCloseable {
     }
 
     void register(RetryReference<?> reference) {
-        if (closed) {
-            throw new IllegalStateException("RetryLifecycle(" + application + ") is closed");
+        synchronized (references) {
+            if (closed) {
+                throw new IllegalStateException("RetryLifecycle(" + application + ") is closed");
+            }
+            references.add(reference);
         }
-        references.add(reference);
     }
 
     void forget(RetryReference<?> reference) {

@@ -47,13 +47,20 @@ import java.util.function.Function;
  * journal), the failure is counted in {@link LifecycleState#journalFailures()} and logged at WARN once each time the
  * journal goes from working to failing. Only a spill the journal refuses is REJECTED, since there is no room in
  * memory. A call whose payload could not be serialized (a null {@code journalPayload}) is retried in memory,
- * counted in {@link LifecycleState#unpersistable()} and logged once per method.
+ * counted in {@link LifecycleState#unpersistable()} and logged once per method. A remove that fails leaves the entry
+ * behind: a later start sends that call again, with the same {@code retry.id} (at least once, never lost).
+ *
+ * <h3>Caveats</h3>
+ * The wheel does not order retries due in the same tick; the budget's queue keeps the order in which they reached
+ * it. A reply that arrives after its call was handed over is ignored, so an attempt in flight at a stop may be sent
+ * again at the next start (a duplicate with the same {@code retry.id}). Two parked calls with the same
+ * {@code retry.id} share one outcome handle.
  *
  * <p><b>Threading:</b> thread-safe. {@link #admit} runs on the caller's thread and, with a journal, blocks it until
  * the call is durable. Due retries arrive on the wheel's executor; the budget gate, the {@code send} call, the reply
  * handling and every journal update, remove and unpark run on the reference's dispatch executor (never on the
- * wheel's worker, never on the thread that completes the reply). A call's outcome handle completes on that executor,
- * or on the thread that hands the call over.
+ * wheel's worker; on the thread that completes the reply only when the executor refuses the hand-off). A call's
+ * outcome handle completes on that executor, or on the thread that hands the call over.
  *
  * @param <P> the glue's in-memory form of a call
  */
@@ -487,6 +494,9 @@ public final class RetryReference<P> {
     public void limits(int maxPending, OverflowPolicy overflow) {
         if (maxPending < 1) {
             throw new IllegalArgumentException("maxPending: " + maxPending + " (expected: >= 1)");
+        }
+        if (overflow == null) {
+            throw new NullPointerException("overflow: null");
         }
         this.maxPending = maxPending;
         this.overflow = overflow;
