@@ -67,6 +67,8 @@ import java.util.function.Function;
 public final class RetryReference<P> {
 
     private static final int UNPARK_BATCH = 256;
+    /** After an unpark the journal refused, when to try again if no outcome comes first. */
+    private static final long UNPARK_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     final RetryLifecycle lifecycle;
     private final String serviceKey;
@@ -424,8 +426,18 @@ public final class RetryReference<P> {
             }
         } catch (RetryJournalException | RuntimeException e) {
             lifecycle.journalFailed("unpark " + serviceKey, e);
+            retryUnparkLater();
         } finally {
             unparking.set(false);
+        }
+    }
+
+    /** Parked calls must not wait for the next start because the journal failed at the last outcome. */
+    private void retryUnparkLater() {
+        try {
+            lifecycle.timer().newTimeout(t -> maybeUnpark(), UNPARK_RETRY_NANOS, TimeUnit.NANOSECONDS);
+        } catch (IllegalStateException | RejectedExecutionException e) {
+            // the wheel stopped: the application is closing, and parked calls stay for the next start anyway
         }
     }
 

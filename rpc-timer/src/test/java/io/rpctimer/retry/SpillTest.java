@@ -56,6 +56,26 @@ class SpillTest {
     }
 
     @Test
+    void journalFailsToUnparkAtTheLastOutcome_triedAgainASecondLater() {
+        LifecycleRig rig = spilling(true);
+        rig.admit("c1");
+        rig.admit("c2");
+        Admission c3 = rig.admit("c3");
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.journal.failing = true;
+        rig.sent.forEach(LifecycleRig.Sent::deliver);
+        rig.run();
+        assertEquals(1, rig.reference.state().parked(), "the journal refused the unpark");
+        rig.journal.failing = false;
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.advance(1, TimeUnit.MILLISECONDS);
+        assertEquals("c3", rig.lastSent().call().retryId());
+        rig.lastSent().deliver();
+        rig.run();
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(c3).outcome());
+    }
+
+    @Test
     void spillWithoutJournal_rejectsAsReject() {
         LifecycleRig rig = spilling(false);
         rig.admit("c1");
