@@ -15,7 +15,7 @@ import org.apache.dubbo.rpc.RpcInvocation;
 
 /**
  * One failed call on its way to an outcome: it sits on the shared wheel until its backoff delay has passed, then
- * (on the wheel's executor, never its worker) sends the next retry asynchronously and waits for nothing. The reply
+ * (from the runtime's lanes) sends the next retry asynchronously and waits for nothing. The reply
  * or the per-attempt timeout brings it back: {@code DELIVERED}, or rescheduled with the next delay, or
  * {@code ABANDONED} when the policy says stop. Shutdown hands it to the store ({@code HANDED_OVER}).
  *
@@ -97,7 +97,11 @@ final class RetryTimerTask implements TimerTask {
         }
     }
 
-    /** Runs on the wheel's executor. */
+    /**
+     * Runs on the wheel's executor, and sends the retry from the runtime's lanes, keyed by the reference: a reference
+     * whose sends block (e.g. waiting in Dubbo's {@code ActiveLimitFilter}) is moved to the slow lane there, so it
+     * never holds up other references' retries. A retry the lanes refuse counts as a failed attempt.
+     */
     @Override
     public void run(Timeout t) {
         if (ended.get()) {
@@ -108,7 +112,15 @@ final class RetryTimerTask implements TimerTask {
             return;
         }
         attempt++;
-        owner.sendRetry(this);
+        try {
+            owner.runtime().lanes().execute(owner, () -> {
+                if (!ended.get()) { // handed over while it waited in its lane
+                    owner.sendRetry(this);
+                }
+            });
+        } catch (RejectedExecutionException refused) {
+            failed(null, refused, true);
+        }
     }
 
     /** The retry was sent to {@code provider}; its reply will come back through one of the methods below. */

@@ -2,15 +2,13 @@ package io.rpctimer.dubbo;
 
 import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.constants.CommonConstants;
 import org.apache.dubbo.common.extension.Activate;
 import org.apache.dubbo.common.resource.Disposable;
-import org.apache.dubbo.remoting.RemotingException;
-import org.apache.dubbo.rpc.AppResponse;
+import org.apache.dubbo.common.threadpool.manager.ExecutorRepository;
 import org.apache.dubbo.rpc.AsyncRpcResult;
 import org.apache.dubbo.rpc.Filter;
 import org.apache.dubbo.rpc.InvokeMode;
@@ -19,97 +17,82 @@ import org.apache.dubbo.rpc.Invoker;
 import org.apache.dubbo.rpc.Result;
 import org.apache.dubbo.rpc.RpcContext;
 import org.apache.dubbo.rpc.RpcException;
-import org.apache.dubbo.rpc.RpcInvocation;
 import org.apache.dubbo.rpc.support.RpcUtils;
 
 /**
- * The consumer filter {@code timeoutcheck}: times out every call on the shared wheel, one wheel timeout per
- * in-flight call, cancelled when the reply arrives. Off by default; on for a reference with the parameter
- * {@code timeoutcheck=true}. The timeout is the call's own (method, then reference, then consumer {@code timeout},
- * or an RpcContext attachment), in milliseconds.
+ * The consumer filter {@code timeoutcheck}: times out async calls on the shared wheel, one wheel timeout per
+ * in-flight call, cancelled when the reply arrives. Off by default. {@code timeoutcheck=true} switches it on for
+ * every method of a reference, {@code m.timeoutcheck=true} for method {@code m} only, and {@code m.timeoutcheck=false}
+ * off for {@code m}. The timeout is the call's own (method, then reference, then consumer {@code timeout}, or an
+ * RpcContext attachment), in milliseconds.
  *
  * <p>Async callers: the reply future fails with an {@link RpcException} ({@code isTimeout()}) when the time is up.
- * Sync callers: the call goes out asynchronously below this filter and the caller waits here for the future the
- * wheel times out, then gets the reply or a thrown {@code RpcException} as from Dubbo's own wait. The reply is then
- * handled on Dubbo's shared consumer executor rather than the caller's thread.
+ * The future is completed on the call's own callback executor, where Dubbo completes its replies and its own
+ * timeouts (Dubbo's consumer executor), so callbacks that block never hold the wheel's executor, which every other
+ * timeout and retry needs.
+ *
+ * <p>Sync calls pass through untouched: Dubbo's own wait already bounds them, and only an untouched call keeps
+ * what a sync caller relies on (its RpcContext, the reply handled on its own thread by Dubbo's ThreadlessExecutor,
+ * one timer per call).
  *
  * <p><b>Threading:</b> thread-safe. Dubbo keeps one instance per module; it borrows the shared wheel on first use
- * and gives it back when the module is destroyed.
+ * and gives it back when the module is destroyed. Calls after that go out unwatched.
  */
 @Activate(group = CommonConstants.CONSUMER, value = TimeoutCheckFilter.KEY)
 public class TimeoutCheckFilter implements Filter, Disposable {
 
-    /** The URL parameter that switches the filter on. */
+    /** The URL parameter that switches the filter on, per reference or per method. */
     public static final String KEY = "timeoutcheck";
 
-    /** How long past its timeout a sync caller waits if the wheel has stopped, in milliseconds. */
-    private static final long SAFETY_MARGIN_MILLIS = 1_000;
-
     private SharedWheelTimer.Lease lease; // guarded by this
+    private boolean destroyed; // guarded by this
     private volatile FutureTimeoutChecker checker; // written under this
 
     @Override
     public Result invoke(Invoker<?> invoker, Invocation invocation) throws RpcException {
-        long timeoutMillis = RpcUtils.getTimeout(invoker.getUrl(), RpcUtils.getMethodName(invocation),
-                RpcContext.getClientAttachment(), invocation, CommonConstants.DEFAULT_TIMEOUT);
-        if (timeoutMillis <= 0) {
+        URL url = invoker.getUrl();
+        String method = RpcUtils.getMethodName(invocation);
+        if (RpcUtils.getInvokeMode(url, invocation) == InvokeMode.SYNC || !url.getMethodParameter(method, KEY, false)) {
             return invoker.invoke(invocation);
         }
-        boolean sync = RpcUtils.getInvokeMode(invoker.getUrl(), invocation) == InvokeMode.SYNC;
-        if (!sync) {
-            Result result = invoker.invoke(invocation);
-            watch(result, invoker, invocation, timeoutMillis);
-            return result;
+        // read before invoking: an async AsyncRpcResult clears the caller's RpcContext
+        long timeoutMillis = RpcUtils.getTimeout(url, method, RpcContext.getClientAttachment(), invocation,
+                CommonConstants.DEFAULT_TIMEOUT);
+        Result result = invoker.invoke(invocation);
+        if (timeoutMillis > 0 && result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
+            watch(async, invoker, method, timeoutMillis);
         }
-        if (!(invocation instanceof RpcInvocation rpcInvocation)) {
-            return invoker.invoke(invocation); // cannot switch it to async: Dubbo's own wait applies
-        }
-        rpcInvocation.setInvokeMode(InvokeMode.ASYNC);
-        Result result;
-        try {
-            result = invoker.invoke(invocation);
-        } finally {
-            rpcInvocation.setInvokeMode(InvokeMode.SYNC);
-        }
-        CompletableFuture<AppResponse> reply = watch(result, invoker, invocation, timeoutMillis);
-        return reply == null ? result : awaitReply(reply, invoker, invocation, timeoutMillis);
+        return result;
     }
 
-    private CompletableFuture<AppResponse> watch(Result result, Invoker<?> invoker, Invocation invocation,
-                                                 long timeoutMillis) {
-        if (!(result instanceof AsyncRpcResult async) || async.getResponseFuture().isDone()) {
-            return null;
+    private void watch(AsyncRpcResult async, Invoker<?> invoker, String method, long timeoutMillis) {
+        FutureTimeoutChecker c = checker();
+        if (c == null) {
+            return; // destroyed: Dubbo's own timeout still ends the call
         }
-        CompletableFuture<AppResponse> reply = async.getResponseFuture();
-        checker().watch(reply, timeoutMillis, TimeUnit.MILLISECONDS, ms -> new RpcException(
-                RpcException.TIMEOUT_EXCEPTION, "timeoutcheck: " + invoker.getInterface().getName() + "."
-                + RpcUtils.getMethodName(invocation) + "() to " + invoker.getUrl().getAddress()
-                + " timed out after " + ms + " ms"), null);
-        return reply;
+        try {
+            c.watch(async.getResponseFuture(), timeoutMillis, TimeUnit.MILLISECONDS,
+                    ms -> timeout(invoker, method, ms), callbackExecutor(async, invoker.getUrl()));
+        } catch (IllegalStateException stopped) {
+            // destroyed while this call was going out: the call is sent, Dubbo's own timeout ends it
+        }
     }
 
-    private static Result awaitReply(CompletableFuture<AppResponse> reply, Invoker<?> invoker, Invocation invocation,
-                                     long timeoutMillis) {
-        try {
-            return AsyncRpcResult.newDefaultAsyncResult(
-                    reply.get(timeoutMillis + SAFETY_MARGIN_MILLIS, TimeUnit.MILLISECONDS), invocation);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RpcException("interrupted while waiting for " + RpcUtils.getMethodName(invocation) + "()", e);
-        } catch (TimeoutException e) {
-            throw new RpcException(RpcException.TIMEOUT_EXCEPTION, "timeoutcheck: no reply from "
-                    + invoker.getUrl().getAddress() + " within " + timeoutMillis + " ms", e);
-        } catch (ExecutionException e) {
-            Throwable cause = Failures.unwrap(e);
-            if (cause instanceof RpcException rpc) {
-                throw rpc;
-            }
-            int code = cause instanceof org.apache.dubbo.remoting.TimeoutException ? RpcException.TIMEOUT_EXCEPTION
-                    : cause instanceof RemotingException ? RpcException.NETWORK_EXCEPTION
-                    : RpcException.UNKNOWN_EXCEPTION;
-            throw new RpcException(code, "failed to invoke " + RpcUtils.getMethodName(invocation) + "() on "
-                    + invoker.getUrl().getAddress() + ": " + cause, cause);
-        }
+    private static RpcException timeout(Invoker<?> invoker, String method, long timeoutMillis) {
+        return new RpcException(RpcException.TIMEOUT_EXCEPTION, "timeoutcheck: " + invoker.getInterface().getName()
+                + "." + method + "() to " + invoker.getUrl().getAddress() + " timed out after " + timeoutMillis
+                + " ms");
+    }
+
+    /**
+     * Where Dubbo completes this call's reply: the executor its invoker gave the result (dubbo, tri and injvm all
+     * set one), else the consumer executor Dubbo's {@code AbstractInvoker} picks for async calls. Null only if
+     * Dubbo has none; the checker then completes on the wheel's executor, as Dubbo's own timer does then.
+     */
+    private static Executor callbackExecutor(AsyncRpcResult async, URL url) {
+        Executor executor = async.getExecutor();
+        return executor != null ? executor
+                : ExecutorRepository.getInstance(url.getOrDefaultApplicationModel()).getExecutor(url);
     }
 
     private FutureTimeoutChecker checker() {
@@ -118,7 +101,7 @@ public class TimeoutCheckFilter implements Filter, Disposable {
             return c;
         }
         synchronized (this) {
-            if (checker == null) {
+            if (checker == null && !destroyed) {
                 lease = SharedWheelTimer.acquire();
                 checker = new FutureTimeoutChecker(lease.timer());
             }
@@ -128,10 +111,11 @@ public class TimeoutCheckFilter implements Filter, Disposable {
 
     @Override
     public synchronized void destroy() {
+        destroyed = true;
+        checker = null;
         if (lease != null) {
             lease.release();
             lease = null;
-            checker = null;
         }
     }
 }

@@ -16,9 +16,12 @@ import java.util.function.LongFunction;
  * Times out in-flight {@link CompletableFuture}s on a timer: one wheel timeout per watched future, cancelled as soon
  * as the future completes, so a million calls that complete in time leave nothing pending on the wheel.
  *
- * <p>On expiry the future is completed exceptionally on the timer's executor (never on the wheel worker), or on the
- * executor given to {@link #watch(CompletableFuture, long, TimeUnit, LongFunction, Executor)} — e.g. the executor a
- * synchronous caller is draining. The wheel task holds the future and the timeout value, nothing of the call.
+ * <p>On expiry the future is completed exceptionally on the executor given to
+ * {@link #watch(CompletableFuture, long, TimeUnit, LongFunction, Executor)}, or, without one, on the timer's executor
+ * (never on the wheel worker). The future's dependent callbacks run on that thread, so pass the executor they belong
+ * on (for an RPC, the call's own callback executor): the timer's executor is shared by every timeout of the timer,
+ * and a callback that blocks there delays them all. The wheel task holds the future and the timeout value, nothing
+ * of the call.
  *
  * <pre>{@code
  * FutureTimeoutChecker checker = new FutureTimeoutChecker(SharedWheelTimer.acquire().timer());
@@ -63,7 +66,8 @@ public final class FutureTimeoutChecker {
      * @param timeout    the time allowed, in {@code unit}; {@code > 0}
      * @param unit       the unit of {@code timeout}; not null
      * @param onTimeout  makes the exception, given the timeout in milliseconds
-     * @param completeOn where to complete the future on expiry, or null for the timer's executor
+     * @param completeOn where to complete the future on expiry, i.e. where its callbacks run; null for the timer's
+     *                   executor. If it refuses the task, the future is completed on the timer's executor instead.
      * @return {@code future}, for chaining
      * @throws NullPointerException       if {@code future}, {@code unit} or {@code onTimeout} is null
      * @throws IllegalArgumentException   if {@code timeout <= 0}

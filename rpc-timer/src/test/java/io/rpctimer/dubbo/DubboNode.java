@@ -3,6 +3,7 @@ package io.rpctimer.dubbo;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.util.List;
 import java.util.Map;
 import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.config.ProtocolConfig;
@@ -42,11 +43,17 @@ final class DubboNode implements AutoCloseable {
     }
 
     static DubboNode provider(String name, GreetingService impl) {
+        return provider(name, impl, null);
+    }
+
+    /** A provider exporting {@code impl} as {@code version} (null: none), so one consumer can hold two references. */
+    static DubboNode provider(String name, GreetingService impl, String version) {
         DubboNode n = new DubboNode(name, freePort());
         ProtocolConfig pc = new ProtocolConfig("dubbo", n.port);
         pc.setHost("127.0.0.1");
         ServiceConfig<GreetingService> sc = new ServiceConfig<>();
         sc.setInterface(GreetingService.class);
+        sc.setVersion(version);
         sc.setRef(impl);
         n.bootstrap.protocol(pc).service(sc).start();
         return n;
@@ -54,6 +61,20 @@ final class DubboNode implements AutoCloseable {
 
     /** A consumer whose reference goes straight to {@code providers} (two or more, so the cluster applies). */
     static DubboNode consumer(String name, ReferenceConfig<GreetingService> reference, DubboNode... providers) {
+        aim(reference, providers);
+        return consumer(name, List.of(reference));
+    }
+
+    /** A consumer of several references, each already {@link #aim aimed} at its providers. */
+    static DubboNode consumer(String name, List<ReferenceConfig<GreetingService>> references) {
+        DubboNode n = new DubboNode(name, -1);
+        references.forEach(n.bootstrap::reference);
+        n.bootstrap.start();
+        return n;
+    }
+
+    /** Points {@code reference} straight at {@code providers} (two or more, so the cluster applies). */
+    static void aim(ReferenceConfig<GreetingService> reference, DubboNode... providers) {
         StringBuilder urls = new StringBuilder();
         for (DubboNode p : providers) {
             urls.append(urls.length() == 0 ? "" : ";").append("dubbo://127.0.0.1:").append(p.port);
@@ -61,9 +82,6 @@ final class DubboNode implements AutoCloseable {
         reference.setInterface(GreetingService.class);
         reference.setUrl(urls.toString());
         reference.setCheck(false);
-        DubboNode n = new DubboNode(name, -1);
-        n.bootstrap.reference(reference).start();
-        return n;
     }
 
     static int freePort() {

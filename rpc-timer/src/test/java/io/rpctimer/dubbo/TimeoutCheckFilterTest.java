@@ -1,16 +1,28 @@
 package io.rpctimer.dubbo;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.BDDMockito.given;
-import static org.mockito.BDDMockito.willAnswer;
 import static org.mockito.Mockito.mock;
 
+import io.rpctimer.timeout.FutureTimeoutChecker;
+import io.rpctimer.wheel.SharedWheelTimer;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.rpc.AppResponse;
@@ -28,39 +40,57 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The filter with a provider invoker that never answers: only the wheel can end the call, so these tests show the
- * wheel did.
+ * The filter with a provider invoker that never answers: only the wheel can end an async call, so these tests show
+ * the wheel did. Like Dubbo's invokers, the fake gives every reply a callback executor (here a pool named
+ * {@code dubbo-callback-N}).
  */
-@org.junit.jupiter.api.Timeout(30)
+@org.junit.jupiter.api.Timeout(60)
 class TimeoutCheckFilterTest {
+
+    private static final String SERVICE_URL = "dubbo://127.0.0.1:20881/" + GreetingService.class.getName()
+            + "?timeout=5000&sayHello.timeout=80&notify.timeout=80";
 
     private FrameworkModel framework;
     private ModuleModel module;
     private final TimeoutCheckFilter filter = new TimeoutCheckFilter();
+    private final AtomicInteger callbackThreads = new AtomicInteger();
+    private final ExecutorService callbackExecutor = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "dubbo-callback-" + callbackThreads.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+    });
     private Invoker<GreetingService> invoker;
     private final AtomicReference<InvokeMode> modeSeenBelow = new AtomicReference<>();
-    private final CompletableFuture<AppResponse> reply = new CompletableFuture<>();
+    private final List<AsyncRpcResult> returnedBelow = new CopyOnWriteArrayList<>();
 
     @BeforeEach
-    @SuppressWarnings("unchecked")
     void setUp() {
         framework = new FrameworkModel();
         module = framework.defaultApplication().getDefaultModule();
-        invoker = mock(Invoker.class);
-        given(invoker.getUrl()).willReturn(URL.valueOf("dubbo://127.0.0.1:20881/" + GreetingService.class.getName()
-                + "?timeout=5000&sayHello.timeout=80&timeoutcheck=true").setScopeModel(module));
-        given(invoker.getInterface()).willReturn(GreetingService.class);
-        given(invoker.invoke(any())).willAnswer(i -> {
-            RpcInvocation inv = i.getArgument(0);
-            modeSeenBelow.set(inv.getInvokeMode());
-            return new AsyncRpcResult(reply, inv);
-        });
+        invoker = invokerWith("timeoutcheck=true");
     }
 
     @AfterEach
     void tearDown() {
         filter.destroy();
+        callbackExecutor.shutdownNow();
         framework.destroy();
+    }
+
+    @SuppressWarnings("unchecked")
+    private Invoker<GreetingService> invokerWith(String params) {
+        Invoker<GreetingService> inv = mock(Invoker.class);
+        given(inv.getUrl()).willReturn(URL.valueOf(SERVICE_URL + "&" + params).setScopeModel(module));
+        given(inv.getInterface()).willReturn(GreetingService.class);
+        given(inv.invoke(any())).willAnswer(i -> {
+            RpcInvocation call = i.getArgument(0);
+            modeSeenBelow.set(call.getInvokeMode());
+            AsyncRpcResult result = new AsyncRpcResult(new CompletableFuture<>(), call);
+            result.setExecutor(callbackExecutor);
+            returnedBelow.add(result);
+            return result;
+        });
+        return inv;
     }
 
     private RpcInvocation call(String method, InvokeMode mode) {
@@ -70,6 +100,10 @@ class TimeoutCheckFilterTest {
                 new Class<?>[] {String.class}, new Object[] {"x"});
         inv.setInvokeMode(mode);
         return inv;
+    }
+
+    private static boolean watched(AsyncRpcResult result) {
+        return result.getResponseFuture().getNumberOfDependents() > 0;
     }
 
     @Test
@@ -86,31 +120,95 @@ class TimeoutCheckFilterTest {
         assertTrue(tookMs >= 80 && tookMs < 2_000, "took " + tookMs + " ms");
     }
 
+    /**
+     * Defect 4: the wheel completed timed-out futures on its own executor, so async callers' callbacks ran on the
+     * pool that also runs every other timeout and retry, and callbacks that block held it. The timeout now completes
+     * on the call's own callback executor, as Dubbo's DefaultFuture does.
+     */
     @Test
-    void syncCallerWaitsOnTheWheelNotOnDubbo() {
+    void blockingCallbacksOfTimedOutAsyncCallsDelayNoOtherWheelWork() throws Exception {
+        int blockers = Runtime.getRuntime().availableProcessors() + 2; // more than the wheel executor's threads
+        CountDownLatch started = new CountDownLatch(blockers);
+        CountDownLatch release = new CountDownLatch(1);
+        Set<String> callbackThreadNames = ConcurrentHashMap.newKeySet();
+        SharedWheelTimer.Lease lease = SharedWheelTimer.acquire();
+        try {
+            for (int i = 0; i < blockers; i++) {
+                AsyncRpcResult r = (AsyncRpcResult) filter.invoke(invoker, call("sayHello", InvokeMode.FUTURE));
+                r.getResponseFuture().whenComplete((v, e) -> {
+                    callbackThreadNames.add(Thread.currentThread().getName());
+                    started.countDown();
+                    awaitQuietly(release);
+                });
+            }
+            // other wheel work due while the callbacks block: it must run on time
+            CompletableFuture<String> other = new FutureTimeoutChecker(lease.timer())
+                    .watch(new CompletableFuture<>(), 300, TimeUnit.MILLISECONDS);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> other.get(5, TimeUnit.SECONDS),
+                    "a timeout due in 300 ms waited for blocked callbacks");
+            assertTrue(e.getCause() instanceof TimeoutException, e.toString());
+            assertTrue(started.await(10, TimeUnit.SECONDS), "callbacks started: " + callbackThreadNames);
+            assertTrue(callbackThreadNames.stream().allMatch(n -> n.startsWith("dubbo-callback-")),
+                    "completed on " + callbackThreadNames);
+        } finally {
+            release.countDown();
+            lease.release();
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(20, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Defect 5: a sync call was switched to async below the filter, which changed what the caller saw (RpcContext,
+     * ThreadlessExecutor, a second timer). Dubbo's own wait bounds a sync call, so the filter leaves it alone.
+     */
+    @Test
+    void syncCallPassesThroughUntouched() {
+        int holders = SharedWheelTimer.holders();
         RpcInvocation inv = call("sayHello", InvokeMode.SYNC);
-        RpcException e = assertThrows(RpcException.class, () -> filter.invoke(invoker, inv));
-        assertTrue(e.isTimeout());
-        assertEquals(InvokeMode.ASYNC, modeSeenBelow.get(), "sent asynchronously below the filter");
-        assertEquals(InvokeMode.SYNC, inv.getInvokeMode(), "and the caller's mode restored");
+        Result r = filter.invoke(invoker, inv);
+        assertSame(returnedBelow.get(0), r);
+        assertEquals(InvokeMode.SYNC, modeSeenBelow.get(), "the mode below the filter");
+        assertFalse(watched(returnedBelow.get(0)), "a sync call got a wheel timeout");
+        assertEquals(holders, SharedWheelTimer.holders(), "a sync call borrowed the wheel");
+    }
+
+    /** Defect 5: {@code m.timeoutcheck=true} activates the filter in Dubbo, and it then watched every method. */
+    @Test
+    void methodLevelKeySwitchesTheFilterOnForThatMethodOnly() {
+        Invoker<GreetingService> sayHelloOnly = invokerWith("sayHello.timeoutcheck=true");
+        filter.invoke(sayHelloOnly, call("sayHello", InvokeMode.FUTURE));
+        filter.invoke(sayHelloOnly, call("notify", InvokeMode.FUTURE));
+        assertTrue(watched(returnedBelow.get(0)), "sayHello watched");
+        assertFalse(watched(returnedBelow.get(1)), "notify watched although only sayHello.timeoutcheck=true");
     }
 
     @Test
-    void syncReplyInTimeIsReturned() {
-        willAnswer(i -> {
-            CompletableFuture.delayedExecutor(20, TimeUnit.MILLISECONDS).execute(
-                    () -> reply.complete(new AppResponse("hi")));
-            return new AsyncRpcResult(reply, i.getArgument(0));
-        }).given(invoker).invoke(any());
-        Result r = filter.invoke(invoker, call("notify", InvokeMode.SYNC));
-        assertEquals("hi", r.getValue());
+    void methodLevelFalseSwitchesTheFilterOffForThatMethodOnly() {
+        Invoker<GreetingService> allButNotify = invokerWith("timeoutcheck=true&notify.timeoutcheck=false");
+        filter.invoke(allButNotify, call("sayHello", InvokeMode.FUTURE));
+        filter.invoke(allButNotify, call("notify", InvokeMode.FUTURE));
+        assertTrue(watched(returnedBelow.get(0)), "sayHello watched");
+        assertFalse(watched(returnedBelow.get(1)), "notify watched although notify.timeoutcheck=false");
     }
 
+    /** Defect 21: a call after destroy() borrowed the wheel again, and nobody released that lease. */
     @Test
-    void businessExceptionInTheReplyReachesTheSyncCaller() {
-        reply.complete(new AppResponse(new IllegalStateException("out of stock")));
-        Result r = filter.invoke(invoker, call("notify", InvokeMode.SYNC));
-        assertTrue(r.hasException());
-        assertEquals("out of stock", r.getException().getMessage());
+    void destroyedFilterPassesCallsThroughWithoutBorrowingTheWheel() {
+        filter.invoke(invoker, call("sayHello", InvokeMode.FUTURE));
+        int heldWhileInUse = SharedWheelTimer.holders();
+        filter.destroy();
+        assertEquals(heldWhileInUse - 1, SharedWheelTimer.holders(), "destroy() gave the lease back");
+
+        Result r = filter.invoke(invoker, call("sayHello", InvokeMode.FUTURE));
+        assertSame(returnedBelow.get(1), r, "the call still goes out");
+        assertFalse(watched(returnedBelow.get(1)), "a destroyed filter scheduled a timeout");
+        assertEquals(heldWhileInUse - 1, SharedWheelTimer.holders(), "a destroyed filter borrowed the wheel");
     }
 }

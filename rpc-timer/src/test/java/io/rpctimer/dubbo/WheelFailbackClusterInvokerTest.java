@@ -2,6 +2,7 @@ package io.rpctimer.dubbo;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -21,10 +22,13 @@ import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryListener;
 import io.rpctimer.retry.RetryStats;
 import io.rpctimer.retry.RetryStore;
+import io.rpctimer.retry.SlowLaneExecutor;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.rpc.AppResponse;
 import org.apache.dubbo.rpc.AsyncRpcResult;
@@ -185,6 +189,25 @@ class WheelFailbackClusterInvokerTest {
         timer.fireRetry();
         assertEquals(1, timer.retries().size());
         assertEquals(RetryEvent.Type.FAILED, events.get(events.size() - 2).type());
+    }
+
+    /** Issue 11 item 3: retries are sent from the runtime's lanes; one they refuse is a failed attempt, not lost. */
+    @Test
+    void retryTheLanesRefuseIsAFailedAttemptAndRescheduled() {
+        Executor full = task -> {
+            throw new RejectedExecutionException("both lanes full (test)");
+        };
+        FailbackRuntime refusing = new FailbackRuntime(timer, SlowLaneExecutor.builder().lanes(full, full).build());
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        cluster("", providerA);
+        new WheelFailbackClusterInvoker<>(directory, refusing).invoke(call("notify"));
+        timer.fireRetry();
+        verify(providerA, times(1)).invoke(any()); // the first attempt only
+        RetryEvent failed = events.get(events.size() - 2);
+        assertEquals(RetryEvent.Type.FAILED, failed.type());
+        assertEquals(1, failed.attempt());
+        assertInstanceOf(RejectedExecutionException.class, failed.failure());
+        assertEquals(1, timer.retries().size(), "retry 2 is on the wheel");
     }
 
     @Test

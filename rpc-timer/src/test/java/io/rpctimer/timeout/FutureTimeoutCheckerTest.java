@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -83,6 +84,23 @@ class FutureTimeoutCheckerTest {
         } finally {
             callerExecutor.shutdownNow();
         }
+    }
+
+    /** An executor that refuses the completion (e.g. shut down) must not leave the future pending forever. */
+    @Test
+    void refusingExecutorStillTimesTheFutureOutOnTheTimersExecutor() throws Exception {
+        CompletableFuture<String> call = new CompletableFuture<>();
+        CompletableFuture<String> completedOn = call.handle((r, e) -> Thread.currentThread().getName());
+        checker.watch(call, 20, TimeUnit.MILLISECONDS, FutureTimeoutCheckerTest::late, task -> {
+            throw new RejectedExecutionException("shut down");
+        });
+        assertTrue(completedOn.get(5, TimeUnit.SECONDS).startsWith("rpc-timer-executor-"));
+        ExecutionException e = assertThrows(ExecutionException.class, call::get);
+        assertEquals("late by 20", e.getCause().getMessage());
+    }
+
+    private static IllegalStateException late(long timeoutMillis) {
+        return new IllegalStateException("late by " + timeoutMillis);
     }
 
     @Test
