@@ -37,8 +37,9 @@ public interface FailedCall<P> {
     long createdEpochMillis();
 
     /**
-     * Optional: the glue selected {@code provider} for the attempt in flight and is sending it; reported as a
-     * {@link RetryEvent.Type#SENT} event.
+     * The glue selected {@code provider} for the attempt in flight and is sending it: call it once per attempt that
+     * reaches a provider. Reported as a {@link RetryEvent.Type#SENT} event and counted in
+     * {@link RetryStats#retriesSent()}; an attempt that fails before a provider is selected is not a sent retry.
      */
     void sent(String provider);
 }
