@@ -7,6 +7,7 @@ package io.rpctimer.retry;
  * <p><b>Threading:</b> immutable, thread-safe.
  *
  * @param type        what happened
+ * @param application the Dubbo application that made the call, or null when the reporter does not know it
  * @param retryId     the call's retry id, stable across its retries (the {@code retry.id} attachment)
  * @param service     the service interface name
  * @param method      the method name
@@ -18,8 +19,14 @@ package io.rpctimer.retry;
  *                    failed), or null
  * @param epochMillis when it happened, in milliseconds since the epoch
  */
-public record RetryEvent(Type type, String retryId, String service, String method, int attempt, String provider,
-                         long delayMillis, Throwable failure, long epochMillis) {
+public record RetryEvent(Type type, String application, String retryId, String service, String method, int attempt,
+                         String provider, long delayMillis, Throwable failure, long epochMillis) {
+
+    /** An event whose reporter does not know the application ({@code application} is null). */
+    public RetryEvent(Type type, String retryId, String service, String method, int attempt, String provider,
+                      long delayMillis, Throwable failure, long epochMillis) {
+        this(type, null, retryId, service, method, attempt, provider, delayMillis, failure, epochMillis);
+    }
 
     /** The kinds of step; the last four are the call's outcome. */
     public enum Type {

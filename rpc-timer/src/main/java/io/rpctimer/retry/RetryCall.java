@@ -1,0 +1,159 @@
+package io.rpctimer.retry;
+
+import io.rpctimer.wheel.Timeout;
+import io.rpctimer.wheel.TimerTask;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+
+/**
+ * One failed call in memory: the state the {@link RetryReference} drives it through, and the task the wheel runs
+ * when its retry is due. Kept small (a pending call holds its payload, a few shared strings and this object):
+ * failures as {@link FailureText}, no Throwable, no history.
+ *
+ * <pre>
+ *   admit/resume/unpark ──▶ SCHEDULED ──(wheel: due)──▶ WAITING ──(budget token)──▶ IN_FLIGHT
+ *                              ▲                         (budget queue, FIFO)            │
+ *                              └──────────── failed, retries left: next backoff ◀────────┤
+ *   any state but ENDED ──(close, destroy, adopted elsewhere, timer stopped)──▶ ENDED: HANDED_OVER
+ *   IN_FLIGHT ──delivered──▶ ENDED: DELIVERED     IN_FLIGHT ──failed, stop──▶ ENDED: ABANDONED
+ * </pre>
+ *
+ * <p>Concurrency: {@link #state} changes only by CAS, so exactly one thread moves the call out of a state, and
+ * exactly one thread ends it. {@link #attempt}, {@link #lastProvider} and {@link #lastFailure} are written only by
+ * the thread that holds the call IN_FLIGHT (the reply handler); they are volatile so that a concurrent hand-over
+ * reads them fresh. {@link #timeout} is written by the thread that schedules the call.
+ */
+final class RetryCall<P> implements FailedCall<P>, TimerTask {
+
+    static final int SCHEDULED = 0;
+    static final int WAITING = 1;
+    static final int IN_FLIGHT = 2;
+    static final int ENDED = 3;
+
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<RetryCall> STATE =
+            AtomicIntegerFieldUpdater.newUpdater(RetryCall.class, "state");
+
+    final RetryReference<P> reference;
+    final RetryPolicy policy;
+    final CompletableFuture<CallOutcome> handle;
+    private final String retryId;
+    private final String method;
+    private final P payload;
+    private final long createdEpochMillis;
+    /**
+     * Whether the journal holds the call: its progress is recorded and it is removed at its outcome. Written once,
+     * before the call is published to another thread (the set of pending calls, the wheel).
+     */
+    boolean journaled;
+
+    private volatile int state;
+    private volatile int attempt;
+    private volatile String lastProvider;
+    private volatile String lastFailure;
+    volatile Timeout timeout;
+
+    RetryCall(RetryReference<P> reference, RetryPolicy policy, String retryId, String method, P payload,
+              long createdEpochMillis, CompletableFuture<CallOutcome> handle) {
+        this.reference = reference;
+        this.policy = policy;
+        this.retryId = retryId;
+        this.method = method;
+        this.payload = payload;
+        this.createdEpochMillis = createdEpochMillis;
+        this.handle = handle;
+    }
+
+    boolean move(int from, int to) {
+        return STATE.compareAndSet(this, from, to);
+    }
+
+    /** @return true if this call moved the call to ENDED (exactly one caller ever does) */
+    boolean end() {
+        int s;
+        while ((s = state) != ENDED) {
+            if (STATE.compareAndSet(this, s, ENDED)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    int state() {
+        return state;
+    }
+
+    /** The wheel's worker handed the due retry to its executor: on to the budget. */
+    @Override
+    public void run(Timeout t) {
+        if (move(SCHEDULED, WAITING)) {
+            reference.due(this);
+        }
+    }
+
+    void progress(int attempt, String provider, String failure) {
+        this.attempt = attempt;
+        this.lastProvider = provider;
+        this.lastFailure = failure;
+    }
+
+    void attempt(int attempt) {
+        this.attempt = attempt;
+    }
+
+    @Override
+    public String retryId() {
+        return retryId;
+    }
+
+    @Override
+    public String application() {
+        return reference.lifecycle.application();
+    }
+
+    @Override
+    public String serviceKey() {
+        return reference.serviceKey();
+    }
+
+    @Override
+    public String method() {
+        return method;
+    }
+
+    @Override
+    public P payload() {
+        return payload;
+    }
+
+    @Override
+    public int attempt() {
+        return attempt;
+    }
+
+    @Override
+    public String lastProvider() {
+        return lastProvider;
+    }
+
+    @Override
+    public String lastFailure() {
+        return lastFailure;
+    }
+
+    @Override
+    public long createdEpochMillis() {
+        return createdEpochMillis;
+    }
+
+    @Override
+    public void sent(String provider) {
+        reference.lifecycle.emit(RetryEvent.Type.SENT, this, attempt, provider, 0, null, null);
+    }
+
+    @Override
+    public String toString() {
+        return "RetryCall(" + reference.serviceKey() + "." + method + "(), retry.id=" + retryId + ", attempt "
+                + attempt + ", state " + state + ')';
+    }
+}

@@ -1,0 +1,339 @@
+package io.rpctimer.retry;
+
+import io.rpctimer.wheel.Timer;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+
+/**
+ * The retry lifecycle of one application: the state machine that takes every failed call of its references to
+ * exactly one outcome — {@code DELIVERED} (with the attempt), {@code ABANDONED}, {@code REJECTED} or
+ * {@code HANDED_OVER} — on a shared {@link Timer}, and the one place that talks to the {@link RetryJournal}. The
+ * glue only sends one attempt at a time ({@link AttemptSender}) and reports its reply. Plain JDK.
+ *
+ * <h3>Wiring</h3>
+ * <pre>{@code
+ * RetryLifecycle lifecycle = RetryLifecycle.builder("my-app").timer(wheel).executor(retryPool)
+ *         .journal(journal).listener(event -> ...).build();           // one per application
+ * RetryReference<Call> ref = lifecycle.reference(serviceKey, sender)    // one per reference
+ *         .policies(config::policy).limits(100, OverflowPolicy.REJECT).budget(budget).decoder(codec).build();
+ * ref.resume();                                                         // at reference start: journal entries
+ * Admission a = ref.admit(method, retryId, call, bytes, provider, failure, wantsHandle);  // a call failed back
+ * ref.onSuccess();                                                      // a call succeeded (the budget)
+ * ref.destroy();  lifecycle.close();                                    // HANDED_OVER
+ * }</pre>
+ * See {@link RetryReference} for the life of one call and the journal's failure rules.
+ *
+ * <p>Every step of every call is counted (per application here, per reference in {@link ReferenceState}), sent to
+ * the listeners as a {@link RetryEvent} carrying the application (built only when someone listens), and recorded in a
+ * bounded ring for {@link #history(String)}.
+ *
+ * <p><b>Threading:</b> thread-safe. Listeners are called on the thread of the step: the caller's (admit), the
+ * dispatch executor (attempts, replies) or the thread that closes.
+ */
+public final class RetryLifecycle implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(RetryLifecycle.class.getName());
+
+    /** Steps kept for {@link #history} by default. */
+    public static final int DEFAULT_HISTORY_CAPACITY = 4096;
+
+    private final String application;
+    private final Timer timer;
+    private final Executor executor;
+    private final RetryJournal journal;
+    private final List<RetryListener> listeners;
+    private final LongSupplier clockMillis;
+    private final RetryHistory history;
+    private final RetryCounters counters = new RetryCounters();
+    private final LongAdder resumed = new LongAdder();
+    private final LongAdder journalFailures = new LongAdder();
+    private final LongAdder unpersistable = new LongAdder();
+    private final LongAdder unreadable = new LongAdder();
+    private final AtomicBoolean journalWorking = new AtomicBoolean(true);
+    private final Set<RetryReference<?>> references = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    private RetryLifecycle(Builder b) {
+        this.application = b.application;
+        this.timer = b.timer;
+        this.executor = b.executor;
+        this.journal = b.journal;
+        this.listeners = new CopyOnWriteArrayList<>(b.listeners);
+        this.clockMillis = b.clockMillis;
+        this.history = new RetryHistory(b.historyCapacity);
+    }
+
+    /**
+     * @param application the Dubbo application name, carried by every event; not null
+     * @return a builder
+     */
+    public static Builder builder(String application) {
+        return new Builder(application);
+    }
+
+    /**
+     * Starts building a reference's retries.
+     *
+     * @param serviceKey the service key ({@code group/interface:version}), as the journal keys entries
+     * @param sender     sends one attempt of a call
+     * @param <P>        the glue's in-memory form of a call
+     * @throws IllegalStateException at {@code build()} if this lifecycle is closed
+     */
+    public <P> RetryReference.Builder<P> reference(String serviceKey, AttemptSender<P> sender) {
+        return new RetryReference.Builder<>(this, serviceKey, sender);
+    }
+
+    /**
+     * A graceful stop: every reference's pending calls are HANDED_OVER (see {@link RetryReference#destroy()}).
+     * Does not stop the timer, the executor or the journal, which the caller owns. Idempotent.
+     */
+    @Override
+    public void close() {
+        List<RetryReference<?>> live;
+        synchronized (references) { // a reference registered concurrently is either refused or destroyed here
+            closed = true;
+            live = List.copyOf(references);
+        }
+        live.forEach(RetryReference::destroy);
+    }
+
+    /** @param listener receives every event of this application from now on */
+    public void addListener(RetryListener listener) {
+        if (listener == null) {
+            throw new NullPointerException("listener: null (expected: a RetryListener)");
+        }
+        listeners.add(listener);
+    }
+
+    /** @return this application's counters */
+    public RetryStats stats() {
+        return counters.snapshot();
+    }
+
+    /** @return what an operator wants to see: counters, the journal, and each live reference */
+    public LifecycleState state() {
+        List<ReferenceState> refs = new ArrayList<>();
+        for (RetryReference<?> r : references) {
+            refs.add(r.state());
+        }
+        return new LifecycleState(application, counters.snapshot(), resumed.sum(), journalFailures.sum(),
+                unpersistable.sum(), unreadable.sum(), journal == null ? "none" : journal.describe(), refs);
+    }
+
+    /**
+     * @return the recorded steps of the call {@code retryId}, oldest first; only the last
+     *     {@link Builder#historyCapacity} steps of the whole application are kept, so an old call's may be gone
+     */
+    public List<RetryStep> history(String retryId) {
+        return history.of(retryId);
+    }
+
+    public String application() {
+        return application;
+    }
+
+    @Override
+    public String toString() {
+        return "RetryLifecycle(" + application + ", " + references.size() + " references)";
+    }
+
+    // ------------------------------------------------------------------ for the references
+
+    Timer timer() {
+        return timer;
+    }
+
+    Executor executor() {
+        return executor;
+    }
+
+    RetryJournal journal() {
+        return journal;
+    }
+
+    long nowMillis() {
+        return clockMillis.getAsLong();
+    }
+
+    void register(RetryReference<?> reference) {
+        synchronized (references) {
+            if (closed) {
+                throw new IllegalStateException("RetryLifecycle(" + application + ") is closed");
+            }
+            references.add(reference);
+        }
+    }
+
+    void forget(RetryReference<?> reference) {
+        references.remove(reference);
+    }
+
+    void callFailed(RetryReference<?> reference) {
+        counters.callFailed();
+        reference.counters.callFailed();
+    }
+
+    /** A call from the journal: a failed call of this instance from now on. */
+    void resumed(RetryReference<?> reference) {
+        callFailed(reference);
+        resumed.increment();
+    }
+
+    /** Calls parked by this instance stay in the journal at a stop: counted handed over, in bulk. */
+    void parkedHandedOver(RetryReference<?> reference, long n) {
+        if (n == 0) {
+            return;
+        }
+        for (long i = 0; i < n; i++) {
+            counters.record(RetryEvent.Type.HANDED_OVER);
+            reference.counters.record(RetryEvent.Type.HANDED_OVER);
+        }
+        LOG.log(Level.WARNING, "wheelfailback HANDED_OVER {0} calls of {1}/{2} parked in the journal; they resume at "
+                + "the next start", n, application, reference.serviceKey());
+    }
+
+    void journalWorked() {
+        if (!journalWorking.get()) {
+            journalWorking.set(true);
+            LOG.log(Level.INFO, "wheelfailback journal of {0} works again: {1}", application, journal.describe());
+        }
+    }
+
+    void journalFailed(String what, Exception e) {
+        journalFailures.increment();
+        if (journalWorking.getAndSet(false)) {
+            LOG.log(Level.WARNING, "wheelfailback journal of " + application + " failed to " + what + "; failed calls "
+                    + "go on in memory (not durable) until it works again; see journalFailures", e);
+        }
+    }
+
+    void unpersistable(RetryReference<?> reference, String method, boolean firstOfMethod) {
+        unpersistable.increment();
+        if (firstOfMethod) {
+            LOG.log(Level.WARNING, "wheelfailback {0}/{1}.{2}(): a failed call could not be serialized for the "
+                    + "journal; such calls are retried in memory only (counted in unpersistable, logged once per "
+                    + "method)", application, reference.serviceKey(), method);
+        }
+    }
+
+    void unreadable(String serviceKey, String retryId, Exception e) {
+        unreadable.increment();
+        LOG.log(Level.ERROR, "wheelfailback journal entry retry.id=" + retryId + " of " + application + "/"
+                + serviceKey + " is unreadable (torn or corrupt payload); skipped, left in the journal", e);
+    }
+
+    /** Counts one step, records it, and tells the listeners (the event is built only if someone listens). */
+    void emit(RetryEvent.Type type, RetryCall<?> call, int attempt, String provider, long delayNanos,
+              Throwable failure, String failureText) {
+        counters.record(type);
+        call.reference.counters.record(type);
+        long now = nowMillis();
+        long delayMillis = TimeUnit.NANOSECONDS.toMillis(delayNanos);
+        history.add(new RetryStep(type, call.retryId(), call.serviceKey(), call.method(), attempt, provider,
+                delayMillis, failureText, now));
+        if (listeners.isEmpty()) {
+            return;
+        }
+        RetryEvent event = new RetryEvent(type, application, call.retryId(), call.reference.service(), call.method(),
+                attempt, provider, delayMillis, failure, now);
+        for (RetryListener l : listeners) {
+            try {
+                l.onEvent(event);
+            } catch (RuntimeException | Error t) {
+                counters.listenerError();
+                LOG.log(Level.WARNING, "RetryListener " + l + " threw on " + type + " of retry.id=" + call.retryId()
+                        + "; ignored", t);
+            }
+        }
+    }
+
+    /**
+     * Builds a {@link RetryLifecycle}.
+     *
+     * <p><b>Threading:</b> not thread-safe; use from one thread.
+     */
+    public static final class Builder {
+        private final String application;
+        private Timer timer;
+        private Executor executor;
+        private RetryJournal journal;
+        private final List<RetryListener> listeners = new ArrayList<>();
+        private LongSupplier clockMillis = System::currentTimeMillis;
+        private int historyCapacity = DEFAULT_HISTORY_CAPACITY;
+
+        private Builder(String application) {
+            if (application == null) {
+                throw new NullPointerException("application: null (expected: the Dubbo application name)");
+            }
+            this.application = application;
+        }
+
+        /** @param timer the wheel retries wait on (required) */
+        public Builder timer(Timer timer) {
+            this.timer = timer;
+            return this;
+        }
+
+        /** @param executor where attempts are dispatched unless a reference has its own (required) */
+        public Builder executor(Executor executor) {
+            this.executor = executor;
+            return this;
+        }
+
+        /** @param journal the write-ahead journal, or null for none (calls are then in memory only) */
+        public Builder journal(RetryJournal journal) {
+            this.journal = journal;
+            return this;
+        }
+
+        /** @param listener receives every event of this application */
+        public Builder listener(RetryListener listener) {
+            if (listener == null) {
+                throw new NullPointerException("listener: null (expected: a RetryListener)");
+            }
+            listeners.add(listener);
+            return this;
+        }
+
+        /** @param clockMillis wall-clock time in epoch milliseconds (default {@link System#currentTimeMillis()}) */
+        public Builder clockMillis(LongSupplier clockMillis) {
+            if (clockMillis == null) {
+                throw new NullPointerException("clockMillis: null");
+            }
+            this.clockMillis = clockMillis;
+            return this;
+        }
+
+        /**
+         * @param historyCapacity steps kept for {@link #history}, for the whole application, {@code >= 1}
+         * @throws IllegalArgumentException if {@code historyCapacity < 1}
+         */
+        public Builder historyCapacity(int historyCapacity) {
+            if (historyCapacity < 1) {
+                throw new IllegalArgumentException("historyCapacity: " + historyCapacity + " (expected: >= 1)");
+            }
+            this.historyCapacity = historyCapacity;
+            return this;
+        }
+
+        /** @throws NullPointerException if the timer or the executor is missing */
+        public RetryLifecycle build() {
+            if (timer == null) {
+                throw new NullPointerException("timer: null (expected: the wheel retries wait on)");
+            }
+            if (executor == null) {
+                throw new NullPointerException("executor: null (expected: where attempts are dispatched)");
+            }
+            return new RetryLifecycle(this);
+        }
+    }
+}

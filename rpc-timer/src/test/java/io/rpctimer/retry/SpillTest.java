@@ -1,0 +1,137 @@
+package io.rpctimer.retry;
+
+import static io.rpctimer.retry.LifecycleRig.outcomeOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** {@code overflow=spill}: past the cap, failed calls are parked in the journal and come onto the wheel as room frees. */
+class SpillTest {
+
+    private LifecycleRig spilling(boolean withJournal) {
+        return new LifecycleRig(withJournal).reference(2, OverflowPolicy.SPILL, RetryBudget.unlimited());
+    }
+
+    @Test
+    void pastTheCap_parkedNotRejected_unparkedInOrderAsOutcomesFreeRoom() {
+        LifecycleRig rig = spilling(true);
+        Admission c1 = rig.admit("c1");
+        rig.admit("c2");
+        Admission c3 = rig.admit("c3");
+        Admission c4 = rig.admit("c4");
+
+        assertEquals(Admission.Kind.PARKED, c3.kind());
+        assertFalse(c3.callerFails());
+        assertEquals(2, rig.journal.parkedCount());
+        assertEquals(2, rig.reference.pending(), "memory stays at the cap");
+        assertEquals(2, rig.reference.state().parked());
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.sent.get(0).deliver(); // c1's outcome frees one place
+        rig.run();
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(c1).outcome());
+        assertEquals(1, rig.journal.parkedCount(), "one unparked for the one place");
+        assertEquals(2, rig.reference.pending());
+        rig.advance(1, TimeUnit.MILLISECONDS); // c3 was due at 1 s: it goes at once
+        assertEquals("c3", rig.lastSent().call().retryId());
+        rig.lastSent().deliver();
+        rig.sent.get(1).deliver(); // c2
+        rig.run();
+        rig.advance(1, TimeUnit.MILLISECONDS);
+        assertEquals("c4", rig.lastSent().call().retryId());
+        rig.lastSent().deliver();
+        rig.run();
+
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(c3).outcome(), "the handle followed the parked call");
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(c4).outcome());
+        RetryStats s = rig.lifecycle.stats();
+        assertEquals(4, s.failedCalls());
+        assertEquals(4, s.delivered());
+        assertEquals(0, rig.lifecycle.state().resumed(), "parked here, not resumed");
+        assertTrue(rig.journal.entries.isEmpty());
+        assertEquals(0, rig.reference.state().parked());
+    }
+
+    @Test
+    void journalFailsToUnparkAtTheLastOutcome_triedAgainASecondLater() {
+        LifecycleRig rig = spilling(true);
+        rig.admit("c1");
+        rig.admit("c2");
+        Admission c3 = rig.admit("c3");
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.journal.failing = true;
+        rig.sent.forEach(LifecycleRig.Sent::deliver);
+        rig.run();
+        assertEquals(1, rig.reference.state().parked(), "the journal refused the unpark");
+        rig.journal.failing = false;
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.advance(1, TimeUnit.MILLISECONDS);
+        assertEquals("c3", rig.lastSent().call().retryId());
+        rig.lastSent().deliver();
+        rig.run();
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(c3).outcome());
+    }
+
+    @Test
+    void spillWithoutJournal_rejectsAsReject() {
+        LifecycleRig rig = spilling(false);
+        rig.admit("c1");
+        rig.admit("c2");
+        Admission c3 = rig.admit("c3");
+        assertEquals(Admission.Kind.REJECTED, c3.kind());
+        assertTrue(c3.callerFails());
+    }
+
+    @Test
+    void spillTheJournalRefuses_rejectedAndTheCallerTold() {
+        LifecycleRig rig = spilling(true);
+        rig.admit("c1");
+        rig.admit("c2");
+        rig.journal.failing = true;
+        Admission c3 = rig.admit("c3");
+        assertEquals(Admission.Kind.REJECTED, c3.kind());
+        assertTrue(c3.callerFails());
+        assertTrue(c3.reason().endsWith("the journal could not park it"), c3.reason());
+        assertEquals(RetryOutcome.REJECTED, outcomeOf(c3).outcome());
+    }
+
+    @Test
+    void closeWithParkedCalls_theyStayParked_countedAndWatchersToldHandedOver() {
+        LifecycleRig rig = spilling(true);
+        rig.admit("c1");
+        rig.admit("c2");
+        Admission c3 = rig.admit("c3");
+        rig.lifecycle.close();
+
+        assertEquals(RetryOutcome.HANDED_OVER, outcomeOf(c3).outcome());
+        assertEquals(1, rig.journal.parkedCount());
+        assertEquals(3, rig.journal.entries.size());
+        RetryStats s = rig.lifecycle.stats();
+        assertEquals(3, s.handedOver());
+        assertEquals(0, s.pending());
+    }
+
+    @Test
+    void resumeBeyondTheCap_restStaysParked_andComesAsRoomFrees() {
+        LifecycleRig rig = spilling(true);
+        long now = rig.clockMillis.get();
+        for (int i = 1; i <= 5; i++) {
+            rig.journal.claimable.add(RetryLifecycleTest.entry("r" + i, "r" + i, 1, now + i, now - 1000));
+        }
+        assertEquals(2, rig.reference.resume());
+        assertEquals(3, rig.journal.parkedCount());
+        for (int round = 0; round < 5; round++) {
+            rig.advance(10, TimeUnit.MILLISECONDS);
+            rig.sent.stream().filter(s -> !s.reply().isDone()).forEach(LifecycleRig.Sent::deliver);
+            rig.run();
+        }
+        assertEquals(List.of("r1", "r2", "r3", "r4", "r5"),
+                rig.sent.stream().map(s -> s.call().retryId()).distinct().toList());
+        assertEquals(5, rig.lifecycle.stats().delivered());
+        assertEquals(5, rig.lifecycle.state().resumed());
+        assertTrue(rig.journal.entries.isEmpty());
+    }
+}
