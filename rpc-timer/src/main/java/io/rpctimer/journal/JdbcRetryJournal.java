@@ -1,0 +1,392 @@
+package io.rpctimer.journal;
+
+import io.rpctimer.retry.RetryJournal;
+import io.rpctimer.retry.RetryJournalEntry;
+import io.rpctimer.retry.RetryJournalException;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A {@link RetryJournal} in two tables of a JDBC database: H2 (the embedded default, see {@link EmbeddedJournal}),
+ * PostgreSQL (a fleet's shared database) or MySQL (same SQL, untested here).
+ *
+ * <h3>Schema</h3>
+ * Created if absent. {@code <prefix>retry_entry} has one row per pending call, keyed by {@code retry_id}: every
+ * field of {@link RetryJournalEntry}, the CRC32 of the payload, the {@code owner} instance, a {@code parked} flag
+ * (not on any wheel now: handed out by {@link #unpark}) and a {@code quarantined} flag (corrupt, never handed out
+ * again). {@code <prefix>retry_instance} has one row per instance: {@code owner}, {@code lease_until} (epoch ms),
+ * {@code host}. The prefix defaults to {@code rpctimer_}.
+ *
+ * <h3>Writes</h3>
+ * {@link #append}, {@link #update} and {@link #remove} go through one {@link GroupCommitWriter}: concurrent calls
+ * share one transaction, and each caller returns once that transaction committed, or throws
+ * {@link RetryJournalException} after at most the write timeout. update and remove touch only rows this instance
+ * owns.
+ *
+ * <h3>Ownership and leases</h3>
+ * With a lease (the default, 30 s), the instance registers a lease at build and renews it every lease/3;
+ * {@link #claim} adopts the entries of instances whose lease has expired with one conditional UPDATE per dead
+ * owner ({@code SET owner = me WHERE owner = dead AND ...}), so two instances never both own an entry: the
+ * database serialises the UPDATEs on each row. Without a lease (an embedded file only this process can open),
+ * nobody else writes the tables.
+ *
+ * <p><b>Threading:</b> thread-safe. Writes block the calling thread (bounded by the write timeout); claim and
+ * unpark run on the calling thread on their own connection.
+ */
+public final class JdbcRetryJournal implements RetryJournal {
+
+    private static final System.Logger LOG = System.getLogger(JdbcRetryJournal.class.getName());
+
+    private final DataSource dataSource;
+    private final JournalSql sql;
+    private final String owner;
+    private final String storeName;
+    private final long leaseMillis;
+    private final Clock clock;
+    private final GroupCommitWriter writer;
+    private final LeaseKeeper lease;
+    /** application + '\n' + serviceKey of the services claimed once: own scheduled entries are re-claimed only then. */
+    private final Set<String> claimedServices = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private JdbcRetryJournal(Builder b, JournalSql sql, String url) throws SQLException {
+        this.dataSource = b.dataSource;
+        this.sql = sql;
+        this.owner = b.owner;
+        this.leaseMillis = b.leaseMillis;
+        this.clock = b.clock;
+        this.storeName = "retry journal " + (b.name != null ? b.name : url) + " (" + sql.dialect + ", table "
+                + sql.entryTable + ", owner " + owner + ")";
+        this.lease = leaseMillis > 0
+                ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, clock) : null;
+        this.writer = new GroupCommitWriter(dataSource, sql, owner, storeName, b.maxBatch, b.queueCapacity,
+                b.writeTimeoutMillis);
+    }
+
+    /** @return a builder of a journal on {@code dataSource}, whose schema it creates if absent */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /** @return this instance's owner id, the value of the {@code owner} column of its entries */
+    public String owner() {
+        return owner;
+    }
+
+    @Override
+    public void append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
+        EntryRows.check(entry);
+        writer.submit(JournalWrite.append(entry, parked));
+    }
+
+    @Override
+    public boolean update(String retryId, int attempt, long dueEpochMillis, String lastProvider,
+                          String lastFailure) throws RetryJournalException {
+        EntryRows.checkText("retryId", retryId, JournalSql.ID_CHARS, true);
+        if (attempt < 1) {
+            throw new IllegalArgumentException("attempt: " + attempt + " (expected: >= 1)");
+        }
+        return writer.submit(JournalWrite.update(retryId, attempt, dueEpochMillis, lastProvider, lastFailure));
+    }
+
+    @Override
+    public void remove(String retryId) throws RetryJournalException {
+        EntryRows.checkText("retryId", retryId, JournalSql.ID_CHARS, true);
+        writer.submit(JournalWrite.remove(retryId));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Own entries the lifecycle scheduled in an earlier run are re-claimed by the first claim of a service in
+     * this journal's life only: a later claim of the same service (a second reference) does not hand out entries
+     * that are on the wheel now. Parked own entries and adopted entries compete on due time for the
+     * {@code limit}.
+     */
+    @Override
+    public List<RetryJournalEntry> claim(String application, String serviceKey, int limit)
+            throws RetryJournalException {
+        checkService(application, serviceKey, limit);
+        String service = application + '\n' + serviceKey;
+        boolean first = claimedServices.add(service);
+        try (Connection c = transaction()) {
+            int adopted = adoptExpired(c, application, serviceKey);
+            if (first) {
+                park(c, sql.parkOwn, application, serviceKey);
+            }
+            c.commit();
+            if (adopted > 0) {
+                LOG.log(System.Logger.Level.INFO, "{0}: adopted {1} entries of {2} from instances whose lease"
+                        + " expired", storeName, adopted, serviceKey);
+            }
+            return unpark(c, application, serviceKey, limit);
+        } catch (SQLException e) {
+            if (first) {
+                claimedServices.remove(service);
+            }
+            throw new RetryJournalException(storeName + ": claim of " + serviceKey + " failed: " + e, e);
+        }
+    }
+
+    @Override
+    public List<RetryJournalEntry> unpark(String application, String serviceKey, int limit)
+            throws RetryJournalException {
+        checkService(application, serviceKey, limit);
+        try (Connection c = transaction()) {
+            return unpark(c, application, serviceKey, limit);
+        } catch (SQLException e) {
+            throw new RetryJournalException(storeName + ": unpark of " + serviceKey + " failed: " + e, e);
+        }
+    }
+
+    private static void checkService(String application, String serviceKey, int limit) {
+        EntryRows.checkText("application", application, JournalSql.NAME_CHARS, true);
+        EntryRows.checkText("serviceKey", serviceKey, JournalSql.NAME_CHARS, true);
+        if (limit < 0) {
+            throw new IllegalArgumentException("limit: " + limit + " (expected: >= 0)");
+        }
+    }
+
+    private Connection transaction() throws SQLException {
+        Connection c = dataSource.getConnection();
+        c.setAutoCommit(false);
+        return c;
+    }
+
+    private int adoptExpired(Connection c, String application, String serviceKey) throws SQLException {
+        long now = clock.millis();
+        List<String> dead = new ArrayList<>();
+        try (PreparedStatement st = c.prepareStatement(sql.deadOwners)) {
+            st.setString(1, application);
+            st.setString(2, serviceKey);
+            st.setString(3, owner);
+            st.setLong(4, now);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    dead.add(rs.getString(1));
+                }
+            }
+        }
+        int adopted = 0;
+        try (PreparedStatement st = c.prepareStatement(sql.adopt)) {
+            for (String d : dead) {
+                st.setString(1, owner);
+                st.setString(2, application);
+                st.setString(3, serviceKey);
+                st.setString(4, d);
+                st.setString(5, d);
+                st.setLong(6, now);
+                adopted += st.executeUpdate();
+            }
+        }
+        return adopted;
+    }
+
+    private void park(Connection c, String statement, String application, String serviceKey) throws SQLException {
+        try (PreparedStatement st = c.prepareStatement(statement)) {
+            st.setString(1, application);
+            st.setString(2, serviceKey);
+            st.setString(3, owner);
+            st.executeUpdate();
+        }
+    }
+
+    /** Pages through parked entries until {@code limit} are handed out or none is left; commits each page. */
+    private List<RetryJournalEntry> unpark(Connection c, String application, String serviceKey, int limit)
+            throws SQLException {
+        List<RetryJournalEntry> out = new ArrayList<>(Math.min(limit, 4096));
+        while (out.size() < limit) {
+            int want = limit - out.size();
+            ParkedPage page = ParkedPage.read(c, sql, owner, application, serviceKey, want);
+            quarantine(c, page.corrupt());
+            out.addAll(markScheduled(c, page.entries()));
+            c.commit();
+            if (page.rows() < want) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    private List<RetryJournalEntry> markScheduled(Connection c, List<RetryJournalEntry> entries)
+            throws SQLException {
+        if (entries.isEmpty()) {
+            return entries;
+        }
+        try (PreparedStatement st = c.prepareStatement(sql.unparkOne)) {
+            for (RetryJournalEntry e : entries) {
+                st.setString(1, e.retryId());
+                st.setString(2, owner);
+                st.addBatch();
+            }
+            int[] counts = st.executeBatch();
+            List<RetryJournalEntry> mine = new ArrayList<>(entries.size());
+            for (int i = 0; i < counts.length; i++) {
+                // 0: another unpark of this instance took it between our SELECT and this UPDATE
+                if (counts[i] > 0 || counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
+                    mine.add(entries.get(i));
+                }
+            }
+            return mine;
+        }
+    }
+
+    private void quarantine(Connection c, List<ParkedPage.Corrupt> corrupt) throws SQLException {
+        if (corrupt.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement st = c.prepareStatement(sql.quarantine)) {
+            for (ParkedPage.Corrupt bad : corrupt) {
+                LOG.log(System.Logger.Level.ERROR, "{0}: entry {1} in table {2} is corrupt and skipped (kept,"
+                        + " quarantined = TRUE): {3}", storeName, bad.retryId(), sql.entryTable, bad.reason());
+                st.setString(1, bad.retryId());
+                st.setString(2, owner);
+                st.addBatch();
+            }
+            st.executeBatch();
+        }
+    }
+
+    @Override
+    public String describe() {
+        String failure = writer.lastFailure();
+        return storeName + ", " + (leaseMillis > 0 ? "lease " + leaseMillis + " ms" : "no lease (single process)")
+                + ", " + writer.queued() + " writes queued, "
+                + (closed.get() ? "closed" : failure == null ? "healthy" : "failing: " + failure);
+    }
+
+    /** Commits what is queued, stops the writer and the lease heartbeat. Entries stay. Idempotent. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            writer.close();
+            if (lease != null) {
+                lease.close();
+            }
+        }
+    }
+
+    /**
+     * Builds a {@link JdbcRetryJournal}.
+     *
+     * <p><b>Threading:</b> not thread-safe; use from one thread.
+     */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private String owner = "instance-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID();
+        private String tablePrefix = "rpctimer_";
+        private String name;
+        private long leaseMillis = 30_000;
+        private long writeTimeoutMillis = 5_000;
+        private int maxBatch = 1024;
+        private int queueCapacity = 65_536;
+        private Clock clock = Clock.systemUTC();
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /**
+         * The owner id of this instance (default: random per process). A stable id (a host name and port, a pod
+         * name) lets a restarted instance resume its own entries at once instead of after its old lease expired.
+         */
+        public Builder owner(String owner) {
+            EntryRows.checkText("owner", owner, JournalSql.ID_CHARS, true);
+            this.owner = owner;
+            return this;
+        }
+
+        /** Table names are {@code <prefix>retry_entry} and {@code <prefix>retry_instance} (default prefix rpctimer_). */
+        public Builder tablePrefix(String tablePrefix) {
+            if (tablePrefix == null || !tablePrefix.matches("[A-Za-z][A-Za-z0-9_]{0,31}")) {
+                throw new IllegalArgumentException("tablePrefix: " + tablePrefix
+                        + " (expected: a letter, then up to 31 letters, digits or _)");
+            }
+            this.tablePrefix = tablePrefix;
+            return this;
+        }
+
+        /** The store's name in messages (default: the JDBC URL). */
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        /**
+         * How long after the last renewal another instance may adopt this one's entries (default 30 s); renewed
+         * every lease/3. {@link Duration#ZERO}: no lease, for a database only this process opens.
+         */
+        public Builder lease(Duration lease) {
+            if (lease.isNegative() || !lease.isZero() && lease.toMillis() < 30) {
+                throw new IllegalArgumentException("lease: " + lease + " (expected: 0, or >= 30 ms)");
+            }
+            this.leaseMillis = lease.toMillis();
+            return this;
+        }
+
+        /** How long append, update and remove wait for their commit at most (default 5 s). */
+        public Builder writeTimeout(Duration timeout) {
+            if (timeout.toMillis() < 1) {
+                throw new IllegalArgumentException("writeTimeout: " + timeout + " (expected: >= 1 ms)");
+            }
+            this.writeTimeoutMillis = timeout.toMillis();
+            return this;
+        }
+
+        /** Most writes in one commit (default 1024). */
+        public Builder maxBatch(int maxBatch) {
+            if (maxBatch < 1) {
+                throw new IllegalArgumentException("maxBatch: " + maxBatch + " (expected: >= 1)");
+            }
+            this.maxBatch = maxBatch;
+            return this;
+        }
+
+        /** Most writes waiting for a commit; past it a write fails at once (default 65536). */
+        public Builder queueCapacity(int queueCapacity) {
+            if (queueCapacity < 1) {
+                throw new IllegalArgumentException("queueCapacity: " + queueCapacity + " (expected: >= 1)");
+            }
+            this.queueCapacity = queueCapacity;
+            return this;
+        }
+
+        /** The clock of leases (default: the system clock, epoch ms). */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Creates the schema if absent, registers the lease and starts the writer.
+         *
+         * @throws RetryJournalException if the database cannot be reached or the schema not created
+         */
+        public JdbcRetryJournal build() throws RetryJournalException {
+            String where = name != null ? name : "on " + dataSource;
+            try (Connection c = dataSource.getConnection()) {
+                JournalSql sql = new JournalSql(JournalDialect.of(c.getMetaData()), tablePrefix);
+                String url = c.getMetaData().getURL();
+                c.setAutoCommit(false);
+                sql.createSchema(c);
+                c.commit();
+                return new JdbcRetryJournal(this, sql, url);
+            } catch (SQLException e) {
+                throw new RetryJournalException("retry journal " + where + ": cannot open: " + e, e);
+            }
+        }
+    }
+}
