@@ -14,9 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -49,6 +47,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class JdbcRetryJournal implements RetryJournal {
 
     private static final System.Logger LOG = System.getLogger(JdbcRetryJournal.class.getName());
+    private static final int ATTEMPTS = 3;
 
     private final DataSource dataSource;
     private final JournalSql sql;
@@ -58,8 +57,6 @@ public final class JdbcRetryJournal implements RetryJournal {
     private final Clock clock;
     private final GroupCommitWriter writer;
     private final LeaseKeeper lease;
-    /** application + '\n' + serviceKey of the services claimed once: own scheduled entries are re-claimed only then. */
-    private final Set<String> claimedServices = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private JdbcRetryJournal(Builder b, JournalSql sql, String url) throws SQLException {
@@ -111,44 +108,52 @@ public final class JdbcRetryJournal implements RetryJournal {
     /**
      * {@inheritDoc}
      *
-     * <p>Own entries the lifecycle scheduled in an earlier run are re-claimed by the first claim of a service in
-     * this journal's life only: a later claim of the same service (a second reference) does not hand out entries
-     * that are on the wheel now. Parked own entries and adopted entries compete on due time for the
-     * {@code limit}.
+     * <p>This instance's own entries from an earlier run were all parked when this journal was built (nothing is
+     * on a wheel at start), so they compete with the adopted ones on due time for the {@code limit}; a later claim
+     * of the same service (a second reference) never hands out entries that are on a wheel now.
      */
     @Override
     public List<RetryJournalEntry> claim(String application, String serviceKey, int limit)
             throws RetryJournalException {
         checkService(application, serviceKey, limit);
-        String service = application + '\n' + serviceKey;
-        boolean first = claimedServices.add(service);
-        try (Connection c = transaction()) {
+        return inTransaction("claim of " + serviceKey, c -> {
             int adopted = adoptExpired(c, application, serviceKey);
-            if (first) {
-                park(c, sql.parkOwn, application, serviceKey);
-            }
             c.commit();
             if (adopted > 0) {
                 LOG.log(System.Logger.Level.INFO, "{0}: adopted {1} entries of {2} from instances whose lease"
                         + " expired", storeName, adopted, serviceKey);
             }
             return unpark(c, application, serviceKey, limit);
-        } catch (SQLException e) {
-            if (first) {
-                claimedServices.remove(service);
-            }
-            throw new RetryJournalException(storeName + ": claim of " + serviceKey + " failed: " + e, e);
-        }
+        });
     }
 
     @Override
     public List<RetryJournalEntry> unpark(String application, String serviceKey, int limit)
             throws RetryJournalException {
         checkService(application, serviceKey, limit);
-        try (Connection c = transaction()) {
-            return unpark(c, application, serviceKey, limit);
-        } catch (SQLException e) {
-            throw new RetryJournalException(storeName + ": unpark of " + serviceKey + " failed: " + e, e);
+        return inTransaction("unpark of " + serviceKey, c -> unpark(c, application, serviceKey, limit));
+    }
+
+    private interface Work<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} on a new connection, again (up to {@value #ATTEMPTS} times in all) when the database
+     * aborted it to break a deadlock or a serialization conflict (SQLState class 40): survivors claiming at once
+     * may meet on the same rows.
+     */
+    private <T> T inTransaction(String what, Work<T> work) throws RetryJournalException {
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(false);
+                return work.run(c);
+            } catch (SQLException e) {
+                String state = e.getSQLState();
+                if (attempt == ATTEMPTS || state == null || !state.startsWith("40")) {
+                    throw new RetryJournalException(storeName + ": " + what + " failed: " + e, e);
+                }
+            }
         }
     }
 
@@ -158,12 +163,6 @@ public final class JdbcRetryJournal implements RetryJournal {
         if (limit < 0) {
             throw new IllegalArgumentException("limit: " + limit + " (expected: >= 0)");
         }
-    }
-
-    private Connection transaction() throws SQLException {
-        Connection c = dataSource.getConnection();
-        c.setAutoCommit(false);
-        return c;
     }
 
     private int adoptExpired(Connection c, String application, String serviceKey) throws SQLException {
@@ -195,16 +194,10 @@ public final class JdbcRetryJournal implements RetryJournal {
         return adopted;
     }
 
-    private void park(Connection c, String statement, String application, String serviceKey) throws SQLException {
-        try (PreparedStatement st = c.prepareStatement(statement)) {
-            st.setString(1, application);
-            st.setString(2, serviceKey);
-            st.setString(3, owner);
-            st.executeUpdate();
-        }
-    }
-
-    /** Pages through parked entries until {@code limit} are handed out or none is left; commits each page. */
+    /**
+     * Pages through parked entries until {@code limit} are handed out or none is left, and commits once: if any
+     * page fails, no entry is marked scheduled without its caller getting it.
+     */
     private List<RetryJournalEntry> unpark(Connection c, String application, String serviceKey, int limit)
             throws SQLException {
         List<RetryJournalEntry> out = new ArrayList<>(Math.min(limit, 4096));
@@ -213,11 +206,11 @@ public final class JdbcRetryJournal implements RetryJournal {
             ParkedPage page = ParkedPage.read(c, sql, owner, application, serviceKey, want);
             quarantine(c, page.corrupt());
             out.addAll(markScheduled(c, page.entries()));
-            c.commit();
             if (page.rows() < want) {
                 break;
             }
         }
+        c.commit();
         return out;
     }
 
@@ -370,8 +363,17 @@ public final class JdbcRetryJournal implements RetryJournal {
             return this;
         }
 
+        /** A new process has nothing on a wheel: every entry this owner left scheduled in an earlier run waits. */
+        private void parkOwnEntries(Connection c, JournalSql sql) throws SQLException {
+            try (PreparedStatement st = c.prepareStatement(sql.parkOwn)) {
+                st.setString(1, owner);
+                st.executeUpdate();
+            }
+            c.commit();
+        }
+
         /**
-         * Creates the schema if absent, registers the lease and starts the writer.
+         * Creates the schema if absent, parks this owner's entries of an earlier run, registers the lease and starts the writer.
          *
          * @throws RetryJournalException if the database cannot be reached or the schema not created
          */
@@ -383,6 +385,7 @@ public final class JdbcRetryJournal implements RetryJournal {
                 c.setAutoCommit(false);
                 sql.createSchema(c);
                 c.commit();
+                parkOwnEntries(c, sql);
                 return new JdbcRetryJournal(this, sql, url);
             } catch (SQLException e) {
                 throw new RetryJournalException("retry journal " + where + ": cannot open: " + e, e);

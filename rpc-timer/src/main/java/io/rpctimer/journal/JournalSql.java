@@ -60,8 +60,7 @@ final class JournalSql {
         adopt = "UPDATE " + entryTable + " SET owner = ?, parked = TRUE WHERE application = ? AND service_key = ?"
                 + " AND owner = ? AND NOT EXISTS (SELECT 1 FROM " + instanceTable
                 + " i WHERE i.owner = ? AND i.lease_until >= ?)";
-        parkOwn = "UPDATE " + entryTable + " SET parked = TRUE WHERE application = ? AND service_key = ?"
-                + " AND owner = ? AND parked = FALSE";
+        parkOwn = "UPDATE " + entryTable + " SET parked = TRUE WHERE owner = ? AND parked = FALSE";
         selectParked = "SELECT " + columns + " FROM " + entryTable + " WHERE application = ? AND service_key = ?"
                 + " AND owner = ? AND parked = TRUE AND quarantined = FALSE ORDER BY due_at, retry_id LIMIT ?";
         unparkOne = "UPDATE " + entryTable + " SET parked = FALSE WHERE retry_id = ? AND owner = ? AND parked = TRUE";

@@ -60,7 +60,7 @@ class EmbeddedJournalTest {
         }
         a.append(entry("a1", 0), false);
 
-        assertEquals(List.of("a1", "b1", "b2"), ids(a.claim(APP, SVC, 10)));
+        assertEquals(List.of("b1", "b2"), ids(a.claim(APP, SVC, 10)), "a1 is on this run's wheel");
         assertEquals(0, a.adoptFreeSlots(), "slot 1 is empty now");
         a.close();
         try (EmbeddedJournal again = EmbeddedJournal.open(base, APP);

@@ -72,13 +72,11 @@ class JdbcRetryJournalTest {
 
     @Test
     void appendThenClaim_returnsEveryField() throws Exception {
-        JdbcRetryJournal j = journal("a");
         RetryJournalEntry e = new RetryJournalEntry("r1", APP, SVC, "greet", new byte[]{1, 2, 3}, 2, 5_000L,
                 "dubbo://10.0.0.1:20880", "RpcException: timeout", 1_000L);
-        j.append(e, false);
-        journal("a-restarted-as-a").close();
+        journal("a").append(e, false);
 
-        List<RetryJournalEntry> claimed = j.claim(APP, SVC, 10);
+        List<RetryJournalEntry> claimed = journal("a").claim(APP, SVC, 10);
 
         assertEquals(1, claimed.size());
         RetryJournalEntry c = claimed.get(0);
@@ -90,13 +88,14 @@ class JdbcRetryJournalTest {
     }
 
     @Test
-    void claim_reclaimsOwnScheduledEntriesOnlyAtTheFirstClaimOfAService() throws Exception {
+    void claim_handsOutOwnEntriesOfAnEarlierRunOnce_neverThoseScheduledInThisRun() throws Exception {
         JdbcRetryJournal first = journal("a");
         first.append(entry("r1", 10), false);
         first.close();
         JdbcRetryJournal restarted = journal("a");
+        restarted.append(entry("r2", 5), false);
 
-        assertEquals(List.of("r1"), ids(restarted.claim(APP, SVC, 10)));
+        assertEquals(List.of("r1"), ids(restarted.claim(APP, SVC, 10)), "r2 is on this run's wheel");
         assertEquals(List.of(), ids(restarted.claim(APP, SVC, 10)), "r1 is on the wheel now: not handed out twice");
     }
 
