@@ -62,7 +62,8 @@ final class EntryRows {
     }
 
     /** Binds every column of {@link JournalSql#upsert}. */
-    static void bind(PreparedStatement st, RetryJournalEntry e, String owner, boolean parked) throws SQLException {
+    static void bind(PreparedStatement st, RetryJournalEntry e, String owner, boolean parked, String runId)
+            throws SQLException {
         st.setString(1, e.retryId());
         st.setString(2, e.application());
         st.setString(3, e.serviceKey());
@@ -77,6 +78,7 @@ final class EntryRows {
         st.setString(12, owner);
         st.setBoolean(13, parked);
         st.setBoolean(14, false);
+        st.setString(15, runId);
     }
 
     /**

@@ -41,6 +41,7 @@ final class GroupCommitWriter implements AutoCloseable {
     private final DataSource dataSource;
     private final JournalSql sql;
     private final String owner;
+    private final String runId;
     private final String storeName;
     private final int maxBatch;
     private final long timeoutMillis;
@@ -55,11 +56,12 @@ final class GroupCommitWriter implements AutoCloseable {
     private Connection connection;
     private final Map<JournalWrite.Kind, PreparedStatement> statements = new EnumMap<>(JournalWrite.Kind.class);
 
-    GroupCommitWriter(DataSource dataSource, JournalSql sql, String owner, String storeName, int maxBatch,
+    GroupCommitWriter(DataSource dataSource, JournalSql sql, String owner, String runId, String storeName, int maxBatch,
                       int queueCapacity, long timeoutMillis) {
         this.dataSource = dataSource;
         this.sql = sql;
         this.owner = owner;
+        this.runId = runId;
         this.storeName = storeName;
         this.maxBatch = maxBatch;
         this.timeoutMillis = timeoutMillis;
@@ -208,7 +210,7 @@ final class GroupCommitWriter implements AutoCloseable {
 
     private void bind(PreparedStatement st, JournalWrite w) throws SQLException {
         switch (w.kind) {
-            case APPEND -> EntryRows.bind(st, w.entry, owner, w.parked);
+            case APPEND -> EntryRows.bind(st, w.entry, owner, w.parked, runId);
             case UPDATE -> {
                 st.setInt(1, w.attempt);
                 st.setLong(2, w.dueEpochMillis);

@@ -52,6 +52,8 @@ public final class JdbcRetryJournal implements RetryJournal {
     private final DataSource dataSource;
     private final JournalSql sql;
     private final String owner;
+    /** This journal's run: the value of {@code run_id} of the entries it has on a wheel now. */
+    private final String runId = UUID.randomUUID().toString();
     private final String storeName;
     private final long leaseMillis;
     private final Clock clock;
@@ -69,7 +71,7 @@ public final class JdbcRetryJournal implements RetryJournal {
                 + sql.entryTable + ", owner " + owner + ")";
         this.lease = leaseMillis > 0
                 ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, clock) : null;
-        this.writer = new GroupCommitWriter(dataSource, sql, owner, storeName, b.maxBatch, b.queueCapacity,
+        this.writer = new GroupCommitWriter(dataSource, sql, owner, runId, storeName, b.maxBatch, b.queueCapacity,
                 b.writeTimeoutMillis);
     }
 
@@ -108,9 +110,9 @@ public final class JdbcRetryJournal implements RetryJournal {
     /**
      * {@inheritDoc}
      *
-     * <p>This instance's own entries from an earlier run were all parked when this journal was built (nothing is
-     * on a wheel at start), so they compete with the adopted ones on due time for the {@code limit}; a later claim
-     * of the same service (a second reference) never hands out entries that are on a wheel now.
+     * <p>This instance's own entries that an earlier run scheduled (their {@code run_id} is not this journal's)
+     * are handed out like parked ones, and compete with the adopted ones on due time for the {@code limit}; a
+     * later claim of the same service (a second reference) never hands out entries this run has on a wheel.
      */
     @Override
     public List<RetryJournalEntry> claim(String application, String serviceKey, int limit)
@@ -203,7 +205,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         List<RetryJournalEntry> out = new ArrayList<>(Math.min(limit, 4096));
         while (out.size() < limit) {
             int want = limit - out.size();
-            ParkedPage page = ParkedPage.read(c, sql, owner, application, serviceKey, want);
+            ParkedPage page = ParkedPage.read(c, sql, owner, runId, application, serviceKey, want);
             quarantine(c, page.corrupt());
             out.addAll(markScheduled(c, page.entries()));
             if (page.rows() < want) {
@@ -221,8 +223,10 @@ public final class JdbcRetryJournal implements RetryJournal {
         }
         try (PreparedStatement st = c.prepareStatement(sql.unparkOne)) {
             for (RetryJournalEntry e : entries) {
-                st.setString(1, e.retryId());
-                st.setString(2, owner);
+                st.setString(1, runId);
+                st.setString(2, e.retryId());
+                st.setString(3, owner);
+                st.setString(4, runId);
                 st.addBatch();
             }
             int[] counts = st.executeBatch();
@@ -302,7 +306,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             return this;
         }
 
-        /** Table names are {@code <prefix>retry_entry} and {@code <prefix>retry_instance} (default prefix rpctimer_). */
+        /** Tables are {@code <prefix>retry_entry} and {@code <prefix>retry_instance} (default prefix rpctimer_). */
         public Builder tablePrefix(String tablePrefix) {
             if (tablePrefix == null || !tablePrefix.matches("[A-Za-z][A-Za-z0-9_]{0,31}")) {
                 throw new IllegalArgumentException("tablePrefix: " + tablePrefix
@@ -363,17 +367,8 @@ public final class JdbcRetryJournal implements RetryJournal {
             return this;
         }
 
-        /** A new process has nothing on a wheel: every entry this owner left scheduled in an earlier run waits. */
-        private void parkOwnEntries(Connection c, JournalSql sql) throws SQLException {
-            try (PreparedStatement st = c.prepareStatement(sql.parkOwn)) {
-                st.setString(1, owner);
-                st.executeUpdate();
-            }
-            c.commit();
-        }
-
         /**
-         * Creates the schema if absent, parks this owner's entries of an earlier run, registers the lease and starts the writer.
+         * Creates the schema if absent, registers the lease and starts the writer.
          *
          * @throws RetryJournalException if the database cannot be reached or the schema not created
          */
@@ -385,7 +380,6 @@ public final class JdbcRetryJournal implements RetryJournal {
                 c.setAutoCommit(false);
                 sql.createSchema(c);
                 c.commit();
-                parkOwnEntries(c, sql);
                 return new JdbcRetryJournal(this, sql, url);
             } catch (SQLException e) {
                 throw new RetryJournalException("retry journal " + where + ": cannot open: " + e, e);

@@ -19,10 +19,17 @@ final class JournalSql {
     static final int PROVIDER_CHARS = 512;
     static final int FAILURE_CHARS = 1024;
 
+    /**
+     * An entry this run may hand out: parked, or scheduled by another run of its owner (an earlier process, whose
+     * wheel is gone). Entries scheduled by this run carry its {@code run_id}, so a restart needs no write to find
+     * them. Its parameter is this run's id.
+     */
+    static final String NOT_SCHEDULED = "(parked = TRUE OR run_id IS NULL OR run_id <> ?)";
+
     /** The entry columns, in the order of {@link #upsert} and {@link #selectEntries}. */
     static final List<String> ENTRY_COLUMNS = List.of("retry_id", "application", "service_key", "method", "payload",
             "payload_crc", "attempt", "due_at", "last_provider", "last_failure", "created_at", "owner", "parked",
-            "quarantined");
+            "quarantined", "run_id");
 
     final JournalDialect dialect;
     final String entryTable;
@@ -32,7 +39,6 @@ final class JournalSql {
     final String remove;
     final String deadOwners;
     final String adopt;
-    final String parkOwn;
     final String selectParked;
     final String unparkOne;
     final String quarantine;
@@ -57,13 +63,13 @@ final class JournalSql {
                 + " i ON i.owner = e.owner WHERE e.application = ? AND e.service_key = ? AND e.owner <> ?"
                 + " AND (i.owner IS NULL OR i.lease_until < ?)";
         // the lease is checked again inside the UPDATE: an owner that renewed since the SELECT keeps its entries
-        adopt = "UPDATE " + entryTable + " SET owner = ?, parked = TRUE WHERE application = ? AND service_key = ?"
-                + " AND owner = ? AND NOT EXISTS (SELECT 1 FROM " + instanceTable
-                + " i WHERE i.owner = ? AND i.lease_until >= ?)";
-        parkOwn = "UPDATE " + entryTable + " SET parked = TRUE WHERE owner = ? AND parked = FALSE";
+        adopt = "UPDATE " + entryTable + " SET owner = ?, parked = TRUE, run_id = NULL"
+                + " WHERE application = ? AND service_key = ? AND owner = ?"
+                + " AND NOT EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until >= ?)";
         selectParked = "SELECT " + columns + " FROM " + entryTable + " WHERE application = ? AND service_key = ?"
-                + " AND owner = ? AND parked = TRUE AND quarantined = FALSE ORDER BY due_at, retry_id LIMIT ?";
-        unparkOne = "UPDATE " + entryTable + " SET parked = FALSE WHERE retry_id = ? AND owner = ? AND parked = TRUE";
+                + " AND owner = ? AND " + NOT_SCHEDULED + " AND quarantined = FALSE ORDER BY due_at, retry_id LIMIT ?";
+        unparkOne = "UPDATE " + entryTable + " SET parked = FALSE, run_id = ? WHERE retry_id = ? AND owner = ? AND "
+                + NOT_SCHEDULED;
         quarantine = "UPDATE " + entryTable + " SET quarantined = TRUE WHERE retry_id = ? AND owner = ?";
         registerInstance = "DELETE FROM " + instanceTable + " WHERE owner = ?";
         renewLease = "UPDATE " + instanceTable + " SET lease_until = ? WHERE owner = ?";
@@ -94,7 +100,8 @@ final class JournalSql {
                     + "created_at BIGINT, "
                     + "owner VARCHAR(" + ID_CHARS + ") NOT NULL, "
                     + "parked BOOLEAN NOT NULL, "
-                    + "quarantined BOOLEAN DEFAULT FALSE NOT NULL)");
+                    + "quarantined BOOLEAN DEFAULT FALSE NOT NULL, "
+                    + "run_id VARCHAR(" + ID_CHARS + "))");
             st.execute("CREATE TABLE IF NOT EXISTS " + instanceTable + " ("
                     + "owner VARCHAR(" + ID_CHARS + ") NOT NULL PRIMARY KEY, "
                     + "lease_until BIGINT NOT NULL, "
@@ -104,7 +111,7 @@ final class JournalSql {
     }
 
     private void createIndex(Statement st) throws SQLException {
-        String index = entryTable + "_claim ON " + entryTable + " (application, service_key, owner, parked, due_at)";
+        String index = entryTable + "_claim ON " + entryTable + " (application, service_key, owner, due_at)";
         if (dialect.indexIfNotExists()) {
             st.execute("CREATE INDEX IF NOT EXISTS " + index);
             return;

@@ -25,8 +25,8 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
     record Corrupt(String retryId, String reason) {
     }
 
-    static ParkedPage read(Connection c, JournalSql sql, String owner, String application, String serviceKey,
-                           int limit) throws SQLException {
+    static ParkedPage read(Connection c, JournalSql sql, String owner, String runId, String application,
+                           String serviceKey, int limit) throws SQLException {
         List<RetryJournalEntry> entries = new ArrayList<>(Math.min(limit, 4096));
         List<Corrupt> corrupt = new ArrayList<>();
         int rows = 0;
@@ -34,7 +34,8 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
             st.setString(1, application);
             st.setString(2, serviceKey);
             st.setString(3, owner);
-            st.setInt(4, limit);
+            st.setString(4, runId);
+            st.setInt(5, limit);
             st.setFetchSize(Math.min(limit, 1000));
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {

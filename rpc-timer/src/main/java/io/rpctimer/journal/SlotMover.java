@@ -24,6 +24,7 @@ final class SlotMover {
     private static final int PAGE_ROWS = 1000;
     private static final int OWNER_COLUMN = JournalSql.ENTRY_COLUMNS.indexOf("owner");
     private static final int PARKED_COLUMN = JournalSql.ENTRY_COLUMNS.indexOf("parked");
+    private static final int RUN_COLUMN = JournalSql.ENTRY_COLUMNS.indexOf("run_id");
 
     private SlotMover() {
     }
@@ -85,6 +86,7 @@ final class SlotMover {
                 }
                 row[OWNER_COLUMN] = owner;
                 row[PARKED_COLUMN] = Boolean.TRUE;
+                row[RUN_COLUMN] = null;
                 for (int i = 0; i < row.length; i++) {
                     insert.setObject(i + 1, row[i]);
                 }
