@@ -25,8 +25,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Created if absent. {@code <prefix>retry_entry} has one row per pending call, keyed by {@code retry_id}: every
  * field of {@link RetryJournalEntry}, the CRC32 of the payload, the {@code owner} instance, a {@code parked} flag
  * (not on any wheel now: handed out by {@link #unpark}) and a {@code quarantined} flag (corrupt, never handed out
- * again). {@code <prefix>retry_instance} has one row per instance: {@code owner}, {@code lease_until} (epoch ms),
- * {@code host}. The prefix defaults to {@code rpctimer_}.
+ * again), and the {@code run_id} of the journal that has it on a wheel now (a restarted process hands out entries
+ * of earlier runs without rewriting them first). {@code <prefix>retry_instance} has one row per instance:
+ * {@code owner}, {@code lease_until} (epoch ms), {@code host}. The prefix defaults to {@code rpctimer_}.
  *
  * <h3>Writes</h3>
  * {@link #append}, {@link #update} and {@link #remove} go through one {@link GroupCommitWriter}: concurrent calls
@@ -370,19 +371,24 @@ public final class JdbcRetryJournal implements RetryJournal {
         /**
          * Creates the schema if absent, registers the lease and starts the writer.
          *
-         * @throws RetryJournalException if the database cannot be reached or the schema not created
+         * @throws RetryJournalException    if the database cannot be reached or the schema not created
+         * @throws IllegalArgumentException if the database is none of H2, PostgreSQL and MySQL
          */
         public JdbcRetryJournal build() throws RetryJournalException {
-            String where = name != null ? name : "on " + dataSource;
-            try (Connection c = dataSource.getConnection()) {
-                JournalSql sql = new JournalSql(JournalDialect.of(c.getMetaData()), tablePrefix);
-                String url = c.getMetaData().getURL();
-                c.setAutoCommit(false);
-                sql.createSchema(c);
-                c.commit();
-                return new JdbcRetryJournal(this, sql, url);
-            } catch (SQLException e) {
-                throw new RetryJournalException("retry journal " + where + ": cannot open: " + e, e);
+            for (int attempt = 1; ; attempt++) {
+                try (Connection c = dataSource.getConnection()) {
+                    JournalSql sql = new JournalSql(JournalDialect.of(c.getMetaData()), tablePrefix);
+                    c.setAutoCommit(false);
+                    sql.createSchema(c);
+                    c.commit();
+                    return new JdbcRetryJournal(this, sql, c.getMetaData().getURL());
+                } catch (SQLException e) {
+                    // two instances creating the schema at once: PostgreSQL fails one CREATE ... IF NOT EXISTS
+                    if (attempt == 2) {
+                        throw new RetryJournalException("retry journal " + (name != null ? name : "on "
+                                + dataSource) + ": cannot open: " + e, e);
+                    }
+                }
             }
         }
     }

@@ -42,7 +42,7 @@ final class JournalSql {
     final String selectParked;
     final String unparkOne;
     final String quarantine;
-    final String registerInstance;
+    final String deleteInstance;
     final String renewLease;
     final String selectAll;
     final String deleteOne;
@@ -71,7 +71,7 @@ final class JournalSql {
         unparkOne = "UPDATE " + entryTable + " SET parked = FALSE, run_id = ? WHERE retry_id = ? AND owner = ? AND "
                 + NOT_SCHEDULED;
         quarantine = "UPDATE " + entryTable + " SET quarantined = TRUE WHERE retry_id = ? AND owner = ?";
-        registerInstance = "DELETE FROM " + instanceTable + " WHERE owner = ?";
+        deleteInstance = "DELETE FROM " + instanceTable + " WHERE owner = ?";
         renewLease = "UPDATE " + instanceTable + " SET lease_until = ? WHERE owner = ?";
         selectAll = "SELECT " + columns + " FROM " + entryTable + " ORDER BY retry_id LIMIT ?";
         deleteOne = "DELETE FROM " + entryTable + " WHERE retry_id = ?";

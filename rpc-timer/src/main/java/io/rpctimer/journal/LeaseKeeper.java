@@ -57,7 +57,7 @@ final class LeaseKeeper implements AutoCloseable {
         long now = clock.millis();
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
-            try (PreparedStatement delete = c.prepareStatement(sql.registerInstance);
+            try (PreparedStatement delete = c.prepareStatement(sql.deleteInstance);
                  PreparedStatement insert = c.prepareStatement(sql.insertInstance())) {
                 delete.setString(1, owner);
                 delete.executeUpdate();
