@@ -14,6 +14,7 @@ import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
@@ -23,6 +24,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 /**
  * Measures the retry journal against the targets of issue 12, for the embedded H2 store and for PostgreSQL 14
@@ -76,7 +78,13 @@ public final class JournalBench {
         JournalBench bench = new JournalBench();
         if (!which.equals("postgres")) {
             Path dir = Files.createTempDirectory("journal-bench");
-            bench.run("h2 embedded (" + dir + ")", phase -> EmbeddedJournal.open(dir, phase));
+            try {
+                bench.run("h2 embedded (" + dir + ")", phase -> EmbeddedJournal.open(dir, phase));
+            } finally {
+                try (Stream<Path> files = Files.walk(dir)) {
+                    files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                }
+            }
         }
         if (!which.equals("h2")) {
             try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
