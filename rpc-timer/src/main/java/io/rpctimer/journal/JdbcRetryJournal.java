@@ -57,6 +57,7 @@ public final class JdbcRetryJournal implements RetryJournal {
     private final String runId = UUID.randomUUID().toString();
     private final String storeName;
     private final long leaseMillis;
+    private final int claimTimeoutSeconds;
     private final Clock clock;
     private final GroupCommitWriter writer;
     private final LeaseKeeper lease;
@@ -67,6 +68,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         this.sql = sql;
         this.owner = b.owner;
         this.leaseMillis = b.leaseMillis;
+        this.claimTimeoutSeconds = b.claimTimeoutSeconds;
         this.clock = b.clock;
         this.storeName = "retry journal " + (b.name != null ? b.name : url) + " (" + sql.dialect + ", table "
                 + sql.entryTable + ", owner " + owner + ")";
@@ -168,10 +170,17 @@ public final class JdbcRetryJournal implements RetryJournal {
         }
     }
 
+    /** @return a statement that gives up after the claim timeout: a claim never waits forever on the store */
+    private PreparedStatement prepare(Connection c, String text) throws SQLException {
+        PreparedStatement st = c.prepareStatement(text);
+        st.setQueryTimeout(claimTimeoutSeconds);
+        return st;
+    }
+
     private int adoptExpired(Connection c, String application, String serviceKey) throws SQLException {
         long now = clock.millis();
         List<String> dead = new ArrayList<>();
-        try (PreparedStatement st = c.prepareStatement(sql.deadOwners)) {
+        try (PreparedStatement st = prepare(c, sql.deadOwners)) {
             st.setString(1, application);
             st.setString(2, serviceKey);
             st.setString(3, owner);
@@ -183,7 +192,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             }
         }
         int adopted = 0;
-        try (PreparedStatement st = c.prepareStatement(sql.adopt)) {
+        try (PreparedStatement st = prepare(c, sql.adopt)) {
             for (String d : dead) {
                 st.setString(1, owner);
                 st.setString(2, application);
@@ -206,7 +215,10 @@ public final class JdbcRetryJournal implements RetryJournal {
         List<RetryJournalEntry> out = new ArrayList<>(Math.min(limit, 4096));
         while (out.size() < limit) {
             int want = limit - out.size();
-            ParkedPage page = ParkedPage.read(c, sql, owner, runId, application, serviceKey, want);
+            ParkedPage page;
+            try (PreparedStatement st = prepare(c, sql.selectParked)) {
+                page = ParkedPage.read(st, owner, runId, application, serviceKey, want);
+            }
             quarantine(c, page.corrupt());
             out.addAll(markScheduled(c, page.entries()));
             if (page.rows() < want) {
@@ -222,7 +234,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         if (entries.isEmpty()) {
             return entries;
         }
-        try (PreparedStatement st = c.prepareStatement(sql.unparkOne)) {
+        try (PreparedStatement st = prepare(c, sql.unparkOne)) {
             for (RetryJournalEntry e : entries) {
                 st.setString(1, runId);
                 st.setString(2, e.retryId());
@@ -246,7 +258,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         if (corrupt.isEmpty()) {
             return;
         }
-        try (PreparedStatement st = c.prepareStatement(sql.quarantine)) {
+        try (PreparedStatement st = prepare(c, sql.quarantine)) {
             for (ParkedPage.Corrupt bad : corrupt) {
                 LOG.log(System.Logger.Level.ERROR, "{0}: entry {1} in table {2} is corrupt and skipped (kept,"
                         + " quarantined = TRUE): {3}", storeName, bad.retryId(), sql.entryTable, bad.reason());
@@ -289,6 +301,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         private String name;
         private long leaseMillis = 30_000;
         private long writeTimeoutMillis = 5_000;
+        private int claimTimeoutSeconds = 60;
         private int maxBatch = 1024;
         private int queueCapacity = 65_536;
         private Clock clock = Clock.systemUTC();
@@ -341,6 +354,18 @@ public final class JdbcRetryJournal implements RetryJournal {
                 throw new IllegalArgumentException("writeTimeout: " + timeout + " (expected: >= 1 ms)");
             }
             this.writeTimeoutMillis = timeout.toMillis();
+            return this;
+        }
+
+        /**
+         * How long each statement of {@link #claim} and {@link #unpark} may run (default 60 s): past it the
+         * database cancels it, and the call throws {@link RetryJournalException} with nothing handed out.
+         */
+        public Builder claimTimeout(Duration timeout) {
+            if (timeout.getSeconds() < 1) {
+                throw new IllegalArgumentException("claimTimeout: " + timeout + " (expected: >= 1 s)");
+            }
+            this.claimTimeoutSeconds = (int) Math.min(Integer.MAX_VALUE, timeout.getSeconds());
             return this;
         }
 

@@ -2,7 +2,6 @@ package io.rpctimer.journal;
 
 import io.rpctimer.retry.RetryJournalEntry;
 
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -25,26 +24,25 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
     record Corrupt(String retryId, String reason) {
     }
 
-    static ParkedPage read(Connection c, JournalSql sql, String owner, String runId, String application,
-                           String serviceKey, int limit) throws SQLException {
+    /** @param st {@link JournalSql#selectParked}, prepared */
+    static ParkedPage read(PreparedStatement st, String owner, String runId, String application, String serviceKey,
+                           int limit) throws SQLException {
         List<RetryJournalEntry> entries = new ArrayList<>(Math.min(limit, 4096));
         List<Corrupt> corrupt = new ArrayList<>();
         int rows = 0;
-        try (PreparedStatement st = c.prepareStatement(sql.selectParked)) {
-            st.setString(1, application);
-            st.setString(2, serviceKey);
-            st.setString(3, owner);
-            st.setString(4, runId);
-            st.setInt(5, limit);
-            st.setFetchSize(Math.min(limit, 1000));
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    rows++;
-                    try {
-                        entries.add(EntryRows.read(rs));
-                    } catch (EntryRows.CorruptRowException e) {
-                        corrupt.add(new Corrupt(rs.getString(1), e.getMessage()));
-                    }
+        st.setString(1, application);
+        st.setString(2, serviceKey);
+        st.setString(3, owner);
+        st.setString(4, runId);
+        st.setInt(5, limit);
+        st.setFetchSize(Math.min(limit, 1000));
+        try (ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                rows++;
+                try {
+                    entries.add(EntryRows.read(rs));
+                } catch (EntryRows.CorruptRowException e) {
+                    corrupt.add(new Corrupt(rs.getString(1), e.getMessage()));
                 }
             }
         }

@@ -14,6 +14,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -32,6 +33,7 @@ import static io.rpctimer.journal.Entries.entry;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -142,6 +144,29 @@ class JdbcRetryJournalPostgresIT {
         assertEquals(deadOwners * each, got1.size() + got2.size());
         assertEquals(got1.size(), owned("s1"));
         assertEquals(got2.size(), owned("s2"));
+    }
+
+    @Test
+    void aLockedTable_makesClaimAndAppendGiveUpInBoundedTime_namingTheStore() throws Exception {
+        JdbcRetryJournal first = journal(postgres.getPostgresDatabase(), "a", Duration.ofSeconds(30));
+        first.append(entry("r1", 1), false);
+        first.close();
+        JdbcRetryJournal j = JdbcRetryJournal.builder(postgres.getPostgresDatabase()).owner("a").tablePrefix(prefix)
+                .claimTimeout(Duration.ofSeconds(1)).writeTimeout(Duration.ofMillis(500)).build();
+        journals.add(j);
+        try (Connection locker = postgres.getPostgresDatabase().getConnection();
+             Statement st = locker.createStatement()) {
+            locker.setAutoCommit(false);
+            st.execute("LOCK TABLE " + prefix + "retry_entry IN ACCESS EXCLUSIVE MODE");
+
+            RetryJournalException claim = assertThrows(RetryJournalException.class, () -> j.claim(APP, SVC, 10));
+            assertTrue(claim.getMessage().contains(prefix + "retry_entry"), claim.getMessage());
+            RetryJournalException append = assertThrows(RetryJournalException.class,
+                    () -> j.append(entry("r2", 2), false));
+            assertTrue(append.getMessage().contains("not committed within 500 ms"), append.getMessage());
+            locker.rollback();
+        }
+        assertEquals(List.of("r1"), ids(j.claim(APP, SVC, 10)), "the failed claim handed nothing out");
     }
 
     @Test
