@@ -56,10 +56,12 @@ public interface RetryJournal extends AutoCloseable {
     void remove(String retryId) throws RetryJournalException;
 
     /**
-     * Takes over what this instance should resume for one service: its own unparked entries from an earlier run of
-     * the same instance identity, and every entry of an instance of the same application whose lease has expired.
-     * Claimed entries are owned by this instance and count as scheduled (not parked). Entries past {@code limit}
-     * stay parked and are owned by this instance, for {@link #unpark}.
+     * Takes over what this instance should resume for one service: its own entries from an earlier run of the
+     * same instance identity (scheduled or parked then; none that this run scheduled), its parked entries, and
+     * every entry of an instance of the same application whose lease has expired. Claimed entries are owned by
+     * this instance and count as scheduled (not parked). Entries past {@code limit} stay parked and are owned by
+     * this instance, for {@link #unpark}. Calling it again (a second reference of the service) hands out only
+     * parked and newly adopted entries, never one that is scheduled now.
      *
      * @param application the Dubbo application name
      * @param serviceKey  the service key ({@code group/interface:version})

@@ -1,0 +1,51 @@
+package io.rpctimer.journal;
+
+import io.rpctimer.retry.RetryJournalEntry;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One page of a service's parked entries owned by one instance, earliest due first: the entries that read back
+ * intact, and the rows that did not (torn, or a payload that does not match its CRC32).
+ *
+ * <p><b>Threading:</b> immutable once read.
+ *
+ * @param entries the intact entries
+ * @param corrupt the rows to quarantine, with why
+ * @param rows    how many rows the page held in all; fewer than asked means none is left
+ */
+record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int rows) {
+
+    /** A row that did not read back. */
+    record Corrupt(String retryId, String reason) {
+    }
+
+    /** @param st {@link JournalSql#selectParked}, prepared */
+    static ParkedPage read(PreparedStatement st, String owner, String runId, String application, String serviceKey,
+                           int limit) throws SQLException {
+        List<RetryJournalEntry> entries = new ArrayList<>(Math.min(limit, 4096));
+        List<Corrupt> corrupt = new ArrayList<>();
+        int rows = 0;
+        st.setString(1, application);
+        st.setString(2, serviceKey);
+        st.setString(3, owner);
+        st.setString(4, runId);
+        st.setInt(5, limit);
+        st.setFetchSize(Math.min(limit, 1000));
+        try (ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                rows++;
+                try {
+                    entries.add(EntryRows.read(rs));
+                } catch (EntryRows.CorruptRowException e) {
+                    corrupt.add(new Corrupt(rs.getString(1), e.getMessage()));
+                }
+            }
+        }
+        return new ParkedPage(entries, corrupt, rows);
+    }
+}

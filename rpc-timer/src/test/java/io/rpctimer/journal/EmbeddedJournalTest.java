@@ -1,0 +1,86 @@
+package io.rpctimer.journal;
+
+import io.rpctimer.retry.RetryJournalEntry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static io.rpctimer.journal.Entries.APP;
+import static io.rpctimer.journal.Entries.SVC;
+import static io.rpctimer.journal.Entries.entry;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@link EmbeddedJournal} inside one JVM: slots, reopening, adopting a free slot, a corrupt file. */
+@Timeout(60)
+class EmbeddedJournalTest {
+
+    @TempDir
+    Path base;
+
+    private static List<String> ids(List<RetryJournalEntry> entries) {
+        return entries.stream().map(RetryJournalEntry::retryId).toList();
+    }
+
+    @Test
+    void twoJournalsOfOneApplication_takeDifferentSlots_inTheApplicationsDirectory() throws Exception {
+        try (EmbeddedJournal a = EmbeddedJournal.open(base, "my app");
+             EmbeddedJournal b = EmbeddedJournal.open(base, "my app")) {
+            assertEquals(0, a.slot());
+            assertEquals(1, b.slot());
+            assertEquals(base.resolve("my_app").resolve("journal-1.mv.db"), b.file());
+            a.append(entry("a1", 0), false);
+            assertEquals(List.of(), b.claim(APP, SVC, 10), "b never reads a's slot while a holds it");
+        }
+    }
+
+    @Test
+    void reopen_takesTheSlotBack_withItsEntries() throws Exception {
+        try (EmbeddedJournal j = EmbeddedJournal.open(base, APP)) {
+            j.append(entry("r1", 1), false);
+            j.append(entry("r2", 2), true);
+        }
+        try (EmbeddedJournal j = EmbeddedJournal.open(base, APP)) {
+            assertEquals(0, j.slot());
+            assertEquals(List.of("r1", "r2"), ids(j.claim(APP, SVC, 10)));
+        }
+    }
+
+    @Test
+    void entriesOfASlotNobodyHolds_areMovedIntoTheLiveSlot_once() throws Exception {
+        EmbeddedJournal a = EmbeddedJournal.open(base, APP);
+        try (EmbeddedJournal b = EmbeddedJournal.open(base, APP)) {
+            b.append(entry("b1", 1), false);
+            b.append(entry("b2", 2), true);
+        }
+        a.append(entry("a1", 0), false);
+
+        assertEquals(List.of("b1", "b2"), ids(a.claim(APP, SVC, 10)), "a1 is on this run's wheel");
+        assertEquals(0, a.adoptFreeSlots(), "slot 1 is empty now");
+        a.close();
+        try (EmbeddedJournal again = EmbeddedJournal.open(base, APP);
+             EmbeddedJournal other = EmbeddedJournal.open(base, APP)) {
+            assertEquals(List.of("a1", "b1", "b2"), ids(again.claim(APP, SVC, 10)));
+            assertEquals(List.of(), ids(other.claim(APP, SVC, 10)));
+        }
+    }
+
+    @Test
+    void corruptSlotFile_isMovedAsideNamed_andTheSlotStartsEmpty() throws Exception {
+        Path dir = Files.createDirectories(base.resolve(APP));
+        Files.write(dir.resolve("journal-0.mv.db"), new byte[8192]);
+
+        try (EmbeddedJournal j = EmbeddedJournal.open(base, APP)) {
+            assertEquals(0, j.slot());
+            j.append(entry("r1", 0), false);
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("journal-0.mv.db.corrupt-")));
+        }
+    }
+}

@@ -1,0 +1,322 @@
+package io.rpctimer.journal;
+
+import io.rpctimer.retry.RetryJournalEntry;
+import io.rpctimer.retry.RetryJournalException;
+import org.h2.jdbcx.JdbcDataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static io.rpctimer.journal.Entries.APP;
+import static io.rpctimer.journal.Entries.SVC;
+import static io.rpctimer.journal.Entries.entry;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@link JdbcRetryJournal} on an in-memory H2 database, with store failures injected by {@link FaultyDataSource}. */
+@Timeout(60)
+class JdbcRetryJournalTest {
+
+    private FaultyDataSource db;
+    private final List<JdbcRetryJournal> journals = new ArrayList<>();
+
+    @BeforeEach
+    void database() {
+        JdbcDataSource h2 = new JdbcDataSource();
+        h2.setURL("jdbc:h2:mem:journal-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+        db = new FaultyDataSource(h2);
+    }
+
+    @AfterEach
+    void close() {
+        db.heal();
+        journals.forEach(JdbcRetryJournal::close);
+    }
+
+    private JdbcRetryJournal journal(String owner, Duration writeTimeout) throws RetryJournalException {
+        JdbcRetryJournal j = JdbcRetryJournal.builder(db).owner(owner).lease(Duration.ZERO)
+                .writeTimeout(writeTimeout).build();
+        journals.add(j);
+        return j;
+    }
+
+    private JdbcRetryJournal journal(String owner) throws RetryJournalException {
+        return journal(owner, Duration.ofSeconds(10));
+    }
+
+    private static List<String> ids(List<RetryJournalEntry> entries) {
+        return entries.stream().map(RetryJournalEntry::retryId).toList();
+    }
+
+    @Test
+    void appendThenClaim_returnsEveryField() throws Exception {
+        RetryJournalEntry e = new RetryJournalEntry("r1", APP, SVC, "greet", new byte[]{1, 2, 3}, 2, 5_000L,
+                "dubbo://10.0.0.1:20880", "RpcException: timeout", 1_000L);
+        journal("a").append(e, false);
+
+        List<RetryJournalEntry> claimed = journal("a").claim(APP, SVC, 10);
+
+        assertEquals(1, claimed.size());
+        RetryJournalEntry c = claimed.get(0);
+        assertEquals(List.of(e.retryId(), e.application(), e.serviceKey(), e.method(), e.attempt(),
+                        e.dueEpochMillis(), e.lastProvider(), e.lastFailure(), e.createdEpochMillis()),
+                List.of(c.retryId(), c.application(), c.serviceKey(), c.method(), c.attempt(), c.dueEpochMillis(),
+                        c.lastProvider(), c.lastFailure(), c.createdEpochMillis()));
+        assertArrayEquals(e.payload(), c.payload());
+    }
+
+    @Test
+    void claim_handsOutOwnEntriesOfAnEarlierRunOnce_neverThoseScheduledInThisRun() throws Exception {
+        JdbcRetryJournal first = journal("a");
+        first.append(entry("r1", 10), false);
+        first.close();
+        JdbcRetryJournal restarted = journal("a");
+        restarted.append(entry("r2", 5), false);
+
+        assertEquals(List.of("r1"), ids(restarted.claim(APP, SVC, 10)), "r2 is on this run's wheel");
+        assertEquals(List.of(), ids(restarted.claim(APP, SVC, 10)), "r1 is on the wheel now: not handed out twice");
+    }
+
+    @Test
+    void update_recordsProgress_andIsFalseForAnEntryThisInstanceDoesNotOwn() throws Exception {
+        JdbcRetryJournal a = journal("a");
+        JdbcRetryJournal b = journal("b");
+        a.append(entry("r1", 10), false);
+
+        assertTrue(a.update("r1", 3, 99, "p2", "x".repeat(5000)));
+        assertFalse(b.update("r1", 4, 100, null, null), "b does not own r1");
+        assertFalse(a.update("gone", 2, 100, null, null), "no such entry");
+
+        RetryJournalEntry c = journal("a").claim(APP, SVC, 1).get(0);
+        assertEquals(3, c.attempt());
+        assertEquals(99, c.dueEpochMillis());
+        assertEquals("p2", c.lastProvider());
+        assertEquals(JournalSql.FAILURE_CHARS, c.lastFailure().length(), "failure text is bounded, not rejected");
+    }
+
+    @Test
+    void remove_deletesOnlyAnEntryThisInstanceOwns() throws Exception {
+        JdbcRetryJournal a = journal("a");
+        a.append(entry("r1", 10), false);
+        a.append(entry("r2", 20), false);
+
+        journal("b").remove("r1");
+        a.remove("r2");
+
+        assertEquals(List.of("r1"), ids(journal("a").claim(APP, SVC, 10)));
+    }
+
+    @Test
+    void unpark_handsBackParkedEntriesEarliestDueFirst_inBoundedPages() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        for (int i = 0; i < 50; i++) {
+            j.append(entry("r" + i, 1_000 - i), true);
+        }
+        j.append(entry("scheduled", 0), false);
+
+        List<RetryJournalEntry> first = j.unpark(APP, SVC, 20);
+        List<RetryJournalEntry> rest = j.unpark(APP, SVC, 1_000);
+
+        assertEquals(20, first.size());
+        assertEquals("r49", first.get(0).retryId());
+        assertEquals("r30", first.get(19).retryId());
+        assertEquals(30, rest.size(), "the scheduled entry is not parked");
+        assertEquals("r29", rest.get(0).retryId());
+        assertEquals(List.of(), j.unpark(APP, SVC, 10));
+    }
+
+    @Test
+    void claim_returnsAtMostLimit_andLeavesTheRestParkedForUnpark() throws Exception {
+        JdbcRetryJournal first = journal("a");
+        for (int i = 0; i < 10; i++) {
+            first.append(entry("r" + i, i), i % 2 == 0);
+        }
+        JdbcRetryJournal restarted = journal("a");
+
+        assertEquals(List.of("r0", "r1", "r2"), ids(restarted.claim(APP, SVC, 3)));
+        assertEquals(List.of("r3", "r4", "r5", "r6", "r7", "r8", "r9"), ids(restarted.unpark(APP, SVC, 100)));
+    }
+
+    @Test
+    void corruptAndTornRows_areSkippedAndQuarantined_everyOtherEntryLoads() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        for (int i = 0; i < 10; i++) {
+            j.append(entry("r" + i, i), true);
+        }
+        sql("UPDATE rpctimer_retry_entry SET payload = X'00' WHERE retry_id = 'r3'");
+        sql("UPDATE rpctimer_retry_entry SET payload_crc = NULL, method = NULL WHERE retry_id = 'r7'");
+
+        List<String> loaded = ids(j.claim(APP, SVC, 100));
+
+        assertEquals(List.of("r0", "r1", "r2", "r4", "r5", "r6", "r8", "r9"), loaded);
+        assertEquals(Set.of("r3", "r7"), strings("SELECT retry_id FROM rpctimer_retry_entry WHERE quarantined"));
+        assertEquals(List.of(), j.unpark(APP, SVC, 100), "a quarantined row is not read again");
+    }
+
+    @Test
+    void concurrentAppends_shareCommits_andAllBecomeDurable() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        int threads = 16;
+        int each = 200;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < each; i++) {
+                        j.append(entry(thread + "-" + i, i), true);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(threads * each, strings("SELECT retry_id FROM rpctimer_retry_entry").size());
+        assertTrue(db.commits.get() < threads * each, "group commit: " + db.commits.get() + " commits for "
+                + threads * each + " appends");
+    }
+
+    @Test
+    void oneBadWriteInABatch_failsAlone_theOthersCommit() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        sql("ALTER TABLE rpctimer_retry_entry ADD CONSTRAINT no_poison CHECK (method <> 'poison')");
+        db.inject(FaultyDataSource.Mode.HANG);
+        CompletableFuture<Void> blocker = run(() -> j.append(entry("first", 0), false));
+        await().until(() -> db.hanging.get() > 0);
+        RetryJournalEntry poison = new RetryJournalEntry("bad", APP, SVC, "poison", new byte[0], 1, 0, null, null, 0);
+        CompletableFuture<Void> bad = run(() -> j.append(poison, false));
+        List<CompletableFuture<Void>> good = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            String id = "good" + i;
+            good.add(run(() -> j.append(entry(id, 0), false)));
+        }
+        await().until(() -> j.describe().contains("6 writes queued"));
+        db.heal();
+
+        blocker.get(10, TimeUnit.SECONDS);
+        for (CompletableFuture<Void> g : good) {
+            g.get(10, TimeUnit.SECONDS);
+        }
+        Exception failure = assertThrows(Exception.class, () -> bad.get(10, TimeUnit.SECONDS));
+        assertInstanceOf(RetryJournalException.class, failure.getCause());
+        assertEquals(6, strings("SELECT retry_id FROM rpctimer_retry_entry").size());
+    }
+
+    @Test
+    void storeDown_appendFailsNamingTheStore_thenWorksOnceItIsBack() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        j.append(entry("before", 0), false);
+        db.inject(FaultyDataSource.Mode.DOWN);
+
+        RetryJournalException e = assertThrows(RetryJournalException.class, () -> j.append(entry("r1", 0), false));
+        assertTrue(e.getMessage().contains("jdbc:h2:mem:journal-"), e.getMessage());
+        assertEquals("08001", ((SQLException) e.getCause()).getSQLState());
+        assertTrue(j.describe().contains("failing"), j.describe());
+        assertThrows(RetryJournalException.class, () -> j.claim(APP, SVC, 10));
+
+        db.heal();
+        j.append(entry("r2", 0), false);
+        assertTrue(j.describe().endsWith("healthy"), j.describe());
+    }
+
+    @Test
+    void slowStore_appendGivesUpAfterTheWriteTimeout() throws Exception {
+        JdbcRetryJournal j = journal("a", Duration.ofMillis(300));
+        db.inject(FaultyDataSource.Mode.HANG);
+        long start = System.nanoTime();
+
+        RetryJournalException e = assertThrows(RetryJournalException.class, () -> j.append(entry("r1", 0), false));
+
+        long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(waitedMillis >= 300 && waitedMillis < 5_000, waitedMillis + " ms");
+        assertTrue(e.getMessage().contains("not committed within 300 ms"), e.getMessage());
+        RetryJournalException queued = assertThrows(RetryJournalException.class,
+                () -> j.append(entry("r2", 0), false));
+        assertTrue(queued.getMessage().contains("not started (dropped)"), queued.getMessage());
+        db.heal();
+        j.append(entry("r3", 0), false);
+        assertEquals(Set.of("r1", "r3"), strings("SELECT retry_id FROM rpctimer_retry_entry"),
+                "r1 was started when its caller gave up, so it may commit (at-least-once); r2 was dropped");
+    }
+
+    @Test
+    void diskFull_appendFailsWithTheStoresError() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        db.inject(FaultyDataSource.Mode.DISK_FULL);
+
+        RetryJournalException e = assertThrows(RetryJournalException.class, () -> j.append(entry("r1", 0), false));
+
+        assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
+        db.heal();
+        j.append(entry("r2", 0), false);
+        assertEquals(Set.of("r2"), strings("SELECT retry_id FROM rpctimer_retry_entry"));
+    }
+
+    @Test
+    void badArguments_areRejectedNamingTheValue() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> j.claim(APP, SVC, -1));
+        assertEquals("limit: -1 (expected: >= 0)", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> j.append(entry("x".repeat(200), 0), false));
+        assertThrows(IllegalArgumentException.class, () -> JdbcRetryJournal.builder(db).tablePrefix("x;drop"));
+    }
+
+    private interface Call {
+        void run() throws Exception;
+    }
+
+    private static CompletableFuture<Void> run(Call call) {
+        return CompletableFuture.runAsync(() -> {
+            try {
+                call.run();
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+    }
+
+    private void sql(String statement) throws SQLException {
+        try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
+            st.execute(statement);
+        }
+    }
+
+    private Set<String> strings(String query) throws SQLException {
+        try (Connection c = db.getConnection(); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery(query)) {
+            List<String> out = new ArrayList<>();
+            while (rs.next()) {
+                out.add(rs.getString(1));
+            }
+            return out.stream().collect(Collectors.toSet());
+        }
+    }
+}
