@@ -3,6 +3,7 @@ package io.rpctimer.dubbo;
 import io.rpctimer.retry.InMemoryRetryStore;
 import io.rpctimer.retry.RetryCounters;
 import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryListener;
 import io.rpctimer.retry.RetryStats;
 import io.rpctimer.retry.RetryStore;
@@ -43,6 +44,7 @@ public final class WheelFailback {
     private static final List<RetryListener> LISTENERS = new CopyOnWriteArrayList<>(load(RetryListener.class));
     private static final RetryCounters COUNTERS = new RetryCounters();
     private static volatile RetryStore store = loadStore();
+    private static final List<RetryLifecycle> LIFECYCLES = new CopyOnWriteArrayList<>();
 
     private WheelFailback() {
     }
@@ -78,12 +80,28 @@ public final class WheelFailback {
         return COUNTERS.snapshot();
     }
 
+    /**
+     * @return the retry lifecycle of every Dubbo application in the JVM with a live {@code wheelfailback} cluster,
+     *         for meters and operators; a snapshot
+     */
+    public static List<RetryLifecycle> lifecycles() {
+        return List.copyOf(LIFECYCLES);
+    }
+
     /** @return the shared wheel's stats, or empty when no reference holds it */
     public static Optional<TimerStats> wheelStats() {
         return SharedWheelTimer.stats();
     }
 
     // ---------------------------------------------------------------- for the cluster
+
+    static void register(RetryLifecycle lifecycle) {
+        LIFECYCLES.add(lifecycle);
+    }
+
+    static void unregister(RetryLifecycle lifecycle) {
+        LIFECYCLES.remove(lifecycle);
+    }
 
     static RetryCounters counters() {
         return COUNTERS;
