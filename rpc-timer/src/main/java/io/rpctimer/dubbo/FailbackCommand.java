@@ -2,6 +2,7 @@ package io.rpctimer.dubbo;
 
 import io.rpctimer.retry.RetryLifecycle;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.dubbo.qos.api.BaseCommand;
@@ -56,8 +57,8 @@ public final class FailbackCommand implements BaseCommand {
 
     /** @return the lifecycles of this framework's applications, by name (one JVM may hold several frameworks) */
     private List<RetryLifecycle> lifecycles() {
-        Set<String> names = framework.getApplicationModels().stream().map(ApplicationModel::getApplicationName)
-                .collect(Collectors.toSet());
+        Set<String> names = framework.getApplicationModels().stream().map(ApplicationModel::tryGetApplicationName)
+                .filter(Objects::nonNull).collect(Collectors.toSet());
         return WheelFailback.lifecycles().stream().filter(l -> names.contains(l.application())).toList();
     }
 
