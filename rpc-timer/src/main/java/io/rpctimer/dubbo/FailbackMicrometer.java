@@ -34,7 +34,7 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  * <p>Counters per method come from the application's {@link RetryEvent}s; gauges and the budget-wait counter read
  * {@link RetryLifecycle#state()} and the shared wheel's stats when the registry is read. Meters of an interface
  * appear with its first failed call (or at attach time if it already has a reference); the wheel's meters are
- * JVM-wide values, tagged with each application that uses the wheel.
+ * JVM-wide values, tagged with each application that has a {@code wheelfailback} reference.
  *
  * <p>Micrometer holds its gauges' state object weakly: the state is this object, which the deploy listener and the
  * lifecycles' listener lists hold for as long as the application lives.
@@ -60,18 +60,18 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
         this.appTags = Tags.of(MetricsConstants.TAG_APPLICATION_NAME, application);
     }
 
-    /** @return the meters of {@code app} in its Dubbo registry, with the wheel's meters registered */
+    /** @return the meters of {@code app}, to be registered in its Dubbo registry as its lifecycles are attached */
     static FailbackMeterListener.Binding bind(ApplicationModel app) {
-        FailbackMicrometer m = new FailbackMicrometer(MetricsGlobalRegistry.getCompositeRegistry(app),
-                app.getApplicationName());
-        m.wheelMeters();
-        return m;
+        return new FailbackMicrometer(MetricsGlobalRegistry.getCompositeRegistry(app), app.getApplicationName());
     }
 
     @Override
-    public void attach() {
+    public synchronized void attach() {
         for (RetryLifecycle lifecycle : WheelFailback.lifecycles()) {
             if (!closed && lifecycle.application().equals(application) && attached.add(lifecycle)) {
+                if (attached.size() == 1) {
+                    wheelMeters(); // only applications with a wheelfailback reference use the wheel
+                }
                 lifecycle.addListener(this::onEvent);
                 lifecycle.state().references().forEach(r -> referenceMeters(interfaceOf(r.serviceKey())));
             }
@@ -79,7 +79,7 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         closed = true;
         meters.values().forEach(registry::remove);
         meters.clear();
@@ -219,6 +219,9 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
     /** Remembers a meter so that {@link #close()} removes it; a meter registered twice is the same meter. */
     private <M extends Meter> M track(M meter) {
         meters.putIfAbsent(meter.getId(), meter);
+        if (closed) { // registered by an event racing with close(), which may have missed it
+            registry.remove(meter);
+        }
         return meter;
     }
 }
