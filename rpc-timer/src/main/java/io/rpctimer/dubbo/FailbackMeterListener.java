@@ -1,5 +1,10 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.RetryListener;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.dubbo.common.deploy.ApplicationDeployListener;
 import org.apache.dubbo.common.utils.ClassUtils;
 import org.apache.dubbo.rpc.model.ApplicationModel;
@@ -10,12 +15,16 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  * {@link ApplicationDeployListener} ({@code META-INF/dubbo/org.apache.dubbo.common.deploy.ApplicationDeployListener}),
  * so Dubbo makes one per application.
  *
- * <p>The meters are bound when the application has started (its references exist, and with them its retry
- * lifecycle), looked for again whenever one of its modules starts, and removed when the application stops. This
- * class never names a Micrometer type: {@link FailbackMicrometer}, which does, is loaded only after the
+ * <p>The meters are bound when the application initializes (its metrics configuration, which picks the registry, is
+ * loaded by then), before any of its references exists, and removed when it stops. One {@link RetryListener} added
+ * to {@link WheelFailback} routes every retry event to the meters of the event's application, so no event is missed
+ * whenever a reference is created. Applications are told apart by name, as Dubbo's own meters tell them apart.
+ *
+ * <p>This class never names a Micrometer type: {@link FailbackMicrometer}, which does, is loaded only after the
  * class-presence check.
  *
- * <p><b>Threading:</b> Dubbo's deployer calls it; the binding is guarded by this instance's monitor.
+ * <p><b>Threading:</b> Dubbo's deployer calls it; the binding is guarded by this instance's monitor, the routing
+ * table is concurrent.
  */
 public final class FailbackMeterListener implements ApplicationDeployListener {
 
@@ -25,12 +34,19 @@ public final class FailbackMeterListener implements ApplicationDeployListener {
 
     /** The meters of one application; implemented by the Micrometer-facing class. */
     interface Binding {
-        /** Starts counting the events of this application's lifecycles not counted yet. */
+        /** Registers the meters of the application's references that exist now. */
         void attach();
 
-        /** Removes this application's meters from the registry. */
+        /** Counts one event of the application. */
+        void onEvent(RetryEvent event);
+
+        /** Removes the application's meters from the registry. */
         void close();
     }
+
+    /** The bound applications by name, for the events. */
+    private static final Map<String, Binding> BY_APPLICATION = new ConcurrentHashMap<>();
+    private static final AtomicBoolean ROUTING = new AtomicBoolean();
 
     private Binding binding; // guarded by this
 
@@ -45,28 +61,40 @@ public final class FailbackMeterListener implements ApplicationDeployListener {
     }
 
     @Override
-    public void onInitialize(ApplicationModel app) {
-        // the application's references, and its lifecycle, exist only once it has started
+    public synchronized void onInitialize(ApplicationModel app) {
+        String name = app.tryGetApplicationName();
+        if (binding != null || name == null || !micrometerPresent()) {
+            return; // Dubbo's internal application has no name and no wheelfailback reference
+        }
+        binding = FailbackMicrometer.bind(app, name);
+        BY_APPLICATION.put(name, binding);
+        if (ROUTING.compareAndSet(false, true)) {
+            WheelFailback.addListener(FailbackMeterListener::route);
+        }
+    }
+
+    private static void route(RetryEvent event) {
+        Binding b = event.application() == null ? null : BY_APPLICATION.get(event.application());
+        if (b != null) {
+            b.onEvent(event);
+        }
     }
 
     @Override
     public void onStarting(ApplicationModel app) {
-        // as onInitialize
+        // bound at onInitialize
     }
 
     @Override
     public synchronized void onStarted(ApplicationModel app) {
-        if (binding == null && micrometerPresent()) {
-            binding = FailbackMicrometer.bind(app);
-        }
         if (binding != null) {
-            binding.attach();
+            binding.attach(); // references that have not failed yet show their gauges at zero
         }
     }
 
     @Override
     public void onModuleStarted(ApplicationModel app) {
-        onStarted(app); // a module started later may have brought the application's first wheelfailback reference
+        onStarted(app);
     }
 
     @Override
@@ -77,6 +105,7 @@ public final class FailbackMeterListener implements ApplicationDeployListener {
     @Override
     public synchronized void onStopped(ApplicationModel app) {
         if (binding != null) {
+            BY_APPLICATION.values().remove(binding);
             binding.close();
             binding = null;
         }

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.DoubleBinaryOperator;
 import java.util.function.ToDoubleFunction;
 import java.util.function.ToLongFunction;
@@ -31,13 +32,14 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  * ({@code application.name}, {@code interface}, {@code method}). The only class of rpc-timer that imports Micrometer:
  * {@link FailbackMeterListener} loads it only when Micrometer is on the classpath.
  *
- * <p>Counters per method come from the application's {@link RetryEvent}s; gauges and the budget-wait counter read
- * {@link RetryLifecycle#state()} and the shared wheel's stats when the registry is read. Meters of an interface
- * appear with its first failed call (or at attach time if it already has a reference); the wheel's meters are
- * JVM-wide values, tagged with each application that has a {@code wheelfailback} reference.
+ * <p>Counters per method count the application's {@link RetryEvent}s, which {@link FailbackMeterListener} routes
+ * here by application name; gauges and the budget-wait counter read the application's {@link RetryLifecycle#state()}
+ * and the shared wheel's stats when the registry is read. Meters of an interface appear with its first failed call
+ * (or when the application or a module has started, if it already has a reference); the wheel's meters are JVM-wide
+ * values, tagged with each application that has a {@code wheelfailback} reference.
  *
- * <p>Micrometer holds its gauges' state object weakly: the state is this object, which the deploy listener and the
- * lifecycles' listener lists hold for as long as the application lives.
+ * <p>Micrometer holds its gauges' state object weakly: the state is this object, which the deploy listener holds for
+ * as long as the application lives.
  *
  * <p><b>Threading:</b> thread-safe; events arrive on any thread.
  */
@@ -49,8 +51,8 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
     private final MeterRegistry registry;
     private final String application;
     private final Tags appTags;
-    private final Set<RetryLifecycle> attached = ConcurrentHashMap.newKeySet();
     private final Set<String> interfaces = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean wheelRegistered = new AtomicBoolean();
     private final Map<Meter.Id, Meter> meters = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -60,19 +62,20 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
         this.appTags = Tags.of(MetricsConstants.TAG_APPLICATION_NAME, application);
     }
 
-    /** @return the meters of {@code app}, to be registered in its Dubbo registry as its lifecycles are attached */
-    static FailbackMeterListener.Binding bind(ApplicationModel app) {
-        return new FailbackMicrometer(MetricsGlobalRegistry.getCompositeRegistry(app), app.getApplicationName());
+    /**
+     * @param app  the application, whose Dubbo registry receives the meters
+     * @param name its name, the {@code application.name} tag
+     * @return the application's meters, registered as its references show up
+     */
+    static FailbackMeterListener.Binding bind(ApplicationModel app, String name) {
+        return new FailbackMicrometer(MetricsGlobalRegistry.getCompositeRegistry(app), name);
     }
 
     @Override
-    public synchronized void attach() {
+    public void attach() {
         for (RetryLifecycle lifecycle : WheelFailback.lifecycles()) {
-            if (!closed && lifecycle.application().equals(application) && attached.add(lifecycle)) {
-                if (attached.size() == 1) {
-                    wheelMeters(); // only applications with a wheelfailback reference use the wheel
-                }
-                lifecycle.addListener(this::onEvent);
+            if (lifecycle.application().equals(application)) {
+                wheelMeters();
                 lifecycle.state().references().forEach(r -> referenceMeters(interfaceOf(r.serviceKey())));
             }
         }
@@ -87,10 +90,12 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
 
     // ---------------------------------------------------------------- events: per method
 
-    private void onEvent(RetryEvent e) {
+    @Override
+    public void onEvent(RetryEvent e) {
         if (closed) {
-            return; // the lifecycle outlives nothing here, but a late event must not re-create removed meters
+            return; // a late event must not re-create removed meters
         }
+        wheelMeters();
         referenceMeters(e.service());
         Tags tags = appTags.and(MetricsConstants.TAG_INTERFACE_KEY, e.service(), MetricsConstants.TAG_METHOD_KEY,
                 e.method());
@@ -161,7 +166,10 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
     /** Combines {@code value} over the live references of {@code iface} in this application. */
     private double reduce(String iface, ToDoubleFunction<ReferenceState> value, DoubleBinaryOperator combine) {
         double total = 0;
-        for (RetryLifecycle lifecycle : attached) {
+        for (RetryLifecycle lifecycle : WheelFailback.lifecycles()) {
+            if (!lifecycle.application().equals(application)) {
+                continue;
+            }
             for (ReferenceState r : lifecycle.state().references()) {
                 if (interfaceOf(r.serviceKey()).equals(iface)) {
                     total = combine.applyAsDouble(total, value.applyAsDouble(r));
@@ -180,7 +188,11 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
 
     // ---------------------------------------------------------------- the shared wheel
 
+    /** Registers the wheel's meters once: only applications with a {@code wheelfailback} reference use the wheel. */
     private void wheelMeters() {
+        if (closed || !wheelRegistered.compareAndSet(false, true)) {
+            return;
+        }
         wheelGauge("wheel.pending", "timeouts pending on the shared wheel", TimerStats::pendingTimeouts);
         track(TimeGauge.builder(PREFIX + "wheel.tick.lag", this, TimeUnit.NANOSECONDS,
                         m -> wheel(TimerStats::lastTickLagNanos))

@@ -34,6 +34,7 @@ class FailbackMeterListenerTest {
 
             ApplicationModel app = framework.newApplication();
             ApplicationDeployListener listener = (ApplicationDeployListener) type.getConstructor().newInstance();
+            listener.onInitialize(app);
             listener.onStarted(app);
             listener.onModuleStarted(app);
             listener.onStopped(app);

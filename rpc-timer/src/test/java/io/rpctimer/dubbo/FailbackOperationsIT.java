@@ -121,7 +121,36 @@ class FailbackOperationsIT {
                 .collect(java.util.stream.Collectors.joining("\n")));
     }
 
+    /** The application's first wheelfailback reference is created after the application and its module started. */
+    @Test
+    void referenceCreatedAfterStart_isCounted() {
+        ApplicationModel app = startConsumer();
+        ReferenceConfig<GreetingService> ref = new ReferenceConfig<>(app.getDefaultModule());
+        ref.setCluster(WheelFailbackCluster.NAME);
+        ref.setTimeout(200);
+        ref.setParameters(new java.util.HashMap<>(Map.of("failback.delay", "200", "failback.jitter", "0")));
+        DubboNode.aim(ref, p1, p2);
+        GreetingService svc = ref.get();
+
+        assertNull(svc.notify("late"));
+        s1.releaseHung();
+        s2.releaseHung();
+        await().atMost(Duration.ofSeconds(30)).until(() -> scrape().contains(series("outcomes_total",
+                "notify", "delivered")));
+    }
+
     private GreetingService consumer(Map<String, String> params) {
+        ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setCluster(WheelFailbackCluster.NAME);
+        ref.setTimeout(200);
+        ref.setParameters(new java.util.HashMap<>(params));
+        DubboNode.aim(ref, p1, p2);
+        startConsumer(ref);
+        return ref.get();
+    }
+
+    /** Starts the consumer application, QoS on, Dubbo's registry read through {@link #prometheus}. */
+    private ApplicationModel startConsumer(ReferenceConfig<?>... references) {
         framework = new FrameworkModel();
         ApplicationModel app = framework.newApplication();
         app.modelEnvironment().updateAppConfigMap(Map.of(
@@ -136,15 +165,13 @@ class FailbackOperationsIT {
         ac.setEnableFileCache(false);
         dubboRegistry = MetricsGlobalRegistry.getCompositeRegistry(app);
         ((io.micrometer.core.instrument.composite.CompositeMeterRegistry) dubboRegistry).add(prometheus);
-
-        ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
-        ref.setCluster(WheelFailbackCluster.NAME);
-        ref.setTimeout(200);
-        ref.setParameters(new java.util.HashMap<>(params));
-        DubboNode.aim(ref, p1, p2);
-        DubboBootstrap.getInstance(app).application(ac).registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE))
-                .reference(ref).start();
-        return ref.get();
+        DubboBootstrap bootstrap = DubboBootstrap.getInstance(app).application(ac)
+                .registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE));
+        for (ReferenceConfig<?> r : references) {
+            bootstrap.reference(r);
+        }
+        bootstrap.start();
+        return app;
     }
 
     private String qos(String path) throws IOException, InterruptedException {
