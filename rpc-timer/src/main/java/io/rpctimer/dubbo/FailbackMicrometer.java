@@ -45,7 +45,7 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  */
 final class FailbackMicrometer implements FailbackMeterListener.Binding {
 
-    static final String PREFIX = "dubbo.consumer.failback.";
+    private static final String PREFIX = "dubbo.consumer.failback.";
     private static final String OUTCOME = "outcome";
 
     private final MeterRegistry registry;
