@@ -104,7 +104,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         }
         this.retries = b.build();
         runtime.track(this);
-        retries.resume();
+        for (int resumed = retries.resume(); resumed > 0; resumed--) {
+            WheelFailback.counters().callFailed(); // a failed call of this run from now on, as the lifecycle counts it
+        }
     }
 
     /**
