@@ -2,11 +2,13 @@ package io.rpctimer.dubbo;
 
 import io.rpctimer.retry.Admission;
 import io.rpctimer.retry.AttemptResult;
+import io.rpctimer.retry.CallOutcome;
 import io.rpctimer.retry.FailedCall;
 import io.rpctimer.retry.OverflowPolicy;
 import io.rpctimer.retry.PendingRetry;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryPolicy;
+import io.rpctimer.retry.RetryOutcome;
 import io.rpctimer.retry.RetryReference;
 import java.util.Arrays;
 import java.util.Collections;
@@ -116,6 +118,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     @Override
     public Result invoke(Invocation invocation) throws RpcException {
         checkWhetherDestroyed();
+        CompletableFuture<CallOutcome> handle = FailbackCall.claim();
         // only the caller's own client attachment counts (e.g. a business key): Dubbo's ConsumerContextFilter also
         // copies a provider's incoming attachments into its outgoing calls, and with them the upstream retry.id
         Object own = RpcContext.getClientAttachment().getObjectAttachment(WheelFailback.RETRY_ID);
@@ -130,16 +133,22 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (!Failures.isNoProvider(e) || isStream(invocation)) {
                 throw e;
             }
-            return failBack(invocation, RpcContext.getServiceContext().getConsumerUrl(), null, e);
+            return failBack(invocation, RpcContext.getServiceContext().getConsumerUrl(), null, e, handle);
         }
         LoadBalance loadbalance = initLoadBalance(invokers, invocation);
         RpcUtils.attachInvocationIdIfAsync(getUrl(), invocation);
-        return doInvoke(invocation, invokers, loadbalance);
+        return firstAttempt(invocation, invokers, loadbalance, handle);
     }
 
     @Override
     protected Result doInvoke(Invocation invocation, List<Invoker<T>> invokers, LoadBalance loadbalance)
             throws RpcException {
+        return firstAttempt(invocation, invokers, loadbalance, null);
+    }
+
+    /** @param handle the caller's {@link FailbackCall} outcome handle, or null */
+    private Result firstAttempt(Invocation invocation, List<Invoker<T>> invokers, LoadBalance loadbalance,
+                                CompletableFuture<CallOutcome> handle) throws RpcException {
         URL consumerUrl = RpcContext.getServiceContext().getConsumerUrl();
         Invoker<T> invoker = null;
         Result result;
@@ -150,9 +159,12 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;
             }
-            return failBack(invocation, consumerUrl, invoker, e);
+            return failBack(invocation, consumerUrl, invoker, e, handle);
         }
         if (isStream(invocation)) {
+            if (handle != null) {
+                handle.completeExceptionally(new IllegalStateException("a stream call never fails back"));
+            }
             return result;
         }
         if (result instanceof AsyncRpcResult async) {
@@ -160,8 +172,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (!reply.isDone()) {
                 // async caller: a failure shows when the future completes; swap in a future that fails back
                 String provider = address(invoker);
-                async.setResponseFuture(reply.handle(
-                        (response, failure) -> onFirstReply(invocation, consumerUrl, provider, response, failure)));
+                async.setResponseFuture(reply.handle((response, failure) ->
+                        onFirstReply(invocation, consumerUrl, provider, response, failure, handle)));
                 return result;
             }
             if (reply.isCompletedExceptionally()) {
@@ -169,42 +181,67 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 // here result.hasException() would itself throw
                 Throwable failure = Failures.unwrap(reply.handle((r, t) -> t).join());
                 if (!policy(invocation).retries(failure, Failures.isRpcFailureOfFuture(failure))) {
+                    firstAttemptEnded(invocation, address(invoker), failure, handle);
                     return result;
                 }
-                return failBack(invocation, consumerUrl, invoker, failure);
+                return failBack(invocation, consumerUrl, invoker, failure, handle);
             }
         }
-        if (result.hasException() && policy(invocation).retries(result.getException(),
-                Failures.isRpcFailureInResult(result.getException()))) {
-            return failBack(invocation, consumerUrl, invoker, result.getException());
+        Throwable failure = result.hasException() ? result.getException() : null;
+        if (failure != null && policy(invocation).retries(failure, Failures.isRpcFailureInResult(failure))) {
+            return failBack(invocation, consumerUrl, invoker, failure, handle);
         }
+        firstAttemptEnded(invocation, address(invoker), failure, handle);
         return result;
     }
 
+    /**
+     * The first attempt is the call's end: a success (a deposit in the retry budget, {@code DELIVERED} attempt 0 for
+     * the caller's handle) or a failure the policy does not retry, which the caller sees. Cheap on the success path.
+     */
+    private void firstAttemptEnded(Invocation invocation, String provider, Throwable failure,
+                                   CompletableFuture<CallOutcome> handle) {
+        if (failure == null) {
+            retries.onSuccess();
+        }
+        if (handle == null) {
+            return;
+        }
+        if (failure == null) {
+            handle.complete(new CallOutcome(RetryOutcome.DELIVERED, invocation.getAttachment(WheelFailback.RETRY_ID),
+                    0, provider, null, System.currentTimeMillis()));
+        } else {
+            handle.completeExceptionally(failure);
+        }
+    }
+
     private AppResponse onFirstReply(Invocation invocation, URL consumerUrl, String provider, AppResponse response,
-                                     Throwable failure) {
+                                     Throwable failure, CompletableFuture<CallOutcome> handle) {
         Throwable f = failure != null ? Failures.unwrap(failure) : response.hasException() ? response.getException()
                 : null;
         if (f == null) {
+            firstAttemptEnded(invocation, provider, null, handle);
             return response;
         }
         // an exceptional completion is an RPC failure: business exceptions come inside the response
         boolean rpcFailure = failure != null ? Failures.isRpcFailureOfFuture(f) : Failures.isRpcFailureInResult(f);
         if (!policy(invocation).retries(f, rpcFailure)) {
+            firstAttemptEnded(invocation, provider, f, handle);
             if (failure != null) {
                 throw failure instanceof CompletionException ce ? ce : new CompletionException(failure);
             }
             return response;
         }
-        RpcException rejected = startRetrying(invocation, consumerUrl, provider, f);
+        RpcException rejected = startRetrying(invocation, consumerUrl, provider, f, handle);
         if (rejected != null) {
             throw new CompletionException(rejected);
         }
         return new AppResponse(invocation);
     }
 
-    private Result failBack(Invocation invocation, URL consumerUrl, Invoker<T> tried, Throwable failure) {
-        RpcException rejected = startRetrying(invocation, consumerUrl, address(tried), failure);
+    private Result failBack(Invocation invocation, URL consumerUrl, Invoker<T> tried, Throwable failure,
+                            CompletableFuture<CallOutcome> handle) {
+        RpcException rejected = startRetrying(invocation, consumerUrl, address(tried), failure, handle);
         if (rejected != null) {
             throw rejected;
         }
@@ -234,12 +271,23 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      *
      * @return the exception the caller must get, or null if the caller gets the empty result
      */
-    private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure) {
+    private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure,
+                                       CompletableFuture<CallOutcome> handle) {
         Snapshot snapshot = Snapshot.of(invocation, shared(invocation.getParameterTypes()), consumerUrl);
         String retryId = invocation.getAttachment(WheelFailback.RETRY_ID);
         WheelFailback.counters().callFailed();
         byte[] payload = codec == null ? null : codec.encode(snapshot);
-        Admission admission = retries.admit(snapshot.method(), retryId, snapshot, payload, provider, failure, false);
+        Admission admission = retries.admit(snapshot.method(), retryId, snapshot, payload, provider, failure,
+                handle != null);
+        if (handle != null) {
+            admission.outcome().whenComplete((outcome, t) -> {
+                if (t != null) {
+                    handle.completeExceptionally(t);
+                } else {
+                    handle.complete(outcome);
+                }
+            });
+        }
         if (isGone()) {
             handOver(); // destroyed while this call failed: the sweep may have missed it
         }
