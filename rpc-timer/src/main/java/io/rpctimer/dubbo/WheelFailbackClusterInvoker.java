@@ -15,6 +15,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -81,8 +82,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     private final RetryReference<Snapshot> retries;
     /** Serializes failed calls for the journal; null when the application keeps them in memory only. */
     private final CallCodec codec;
-    /** The last parameter types a pending call kept (Dubbo's proxy makes a new array per call); as above. */
-    private volatile Class<?>[] lastTypes;
+    /** The template the last failed call kept; any thread writes it, a stale read only costs a copy. */
+    private volatile Template lastTemplate;
 
     /**
      * @throws IllegalArgumentException naming the URL key and value, if the reference's configuration is invalid
@@ -102,7 +103,10 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 .executor(task -> runtime.lanes().execute(this, task))
                 .handOverSink(this::toStore);
         if (codec != null) {
-            b.decoder(entry -> codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey()));
+            b.decoder(entry -> {
+                RpcInvocation inv = codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey());
+                return Snapshot.of(inv, template(inv, url));
+            });
         }
         this.retries = b.build();
         runtime.track(this);
@@ -273,7 +277,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      */
     private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure,
                                        CompletableFuture<CallOutcome> handle) {
-        Snapshot snapshot = Snapshot.of(invocation, shared(invocation.getParameterTypes()), consumerUrl);
+        Snapshot snapshot = Snapshot.of(invocation, template(invocation, consumerUrl));
         String retryId = invocation.getAttachment(WheelFailback.RETRY_ID);
         WheelFailback.counters().callFailed();
         byte[] payload = codec == null ? null : codec.encode(snapshot);
@@ -425,20 +429,39 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /**
-     * What a pending call keeps of its invocation: what the next attempt needs and nothing more. Every field but
-     * {@code arguments} and the two maps is shared with every other call of the method; the argument array is a
-     * shallow copy (the argument objects are the caller's); attributes are copied without Dubbo's profiler entry,
-     * which holds the first attempt's timing tree, and without keys that are not names (a load balancer's
-     * per-invoker state). No invoke mode: every retry goes out async.
+     * What every failed call of one method has in common: kept once per reference and method (the invoker keeps the
+     * last one and reuses it while it matches), so a pending call holds one reference to it.
      *
      * @param invokedMethod the method as invoked ({@code $invoke} for a generic call)
-     * @param consumerUrl   the consumer URL the call was made with (shared by the reference's calls), or null
+     * @param consumerUrl   the consumer URL the call was made with, or null
      */
-    record Snapshot(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
-                    String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, Object[] arguments,
-                    Map<String, Object> attachments, Map<Object, Object> attributes, URL consumerUrl) {
+    record Template(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
+                    String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, URL consumerUrl) {
 
-        static Snapshot of(Invocation inv, Class<?>[] parameterTypes, URL consumerUrl) {
+        static Template of(Invocation inv, URL consumerUrl) {
+            return new Template(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
+                    inv.getServiceName(), inv.getProtocolServiceKey(), inv.getParameterTypes(), consumerUrl);
+        }
+
+        boolean matches(Template t) {
+            return Objects.equals(targetServiceUniqueName, t.targetServiceUniqueName) && serviceModel == t.serviceModel
+                    && Objects.equals(invokedMethod, t.invokedMethod) && Objects.equals(serviceName, t.serviceName)
+                    && Objects.equals(protocolServiceKey, t.protocolServiceKey)
+                    && Arrays.equals(parameterTypes, t.parameterTypes) && Objects.equals(consumerUrl, t.consumerUrl);
+        }
+    }
+
+    /**
+     * What a pending call keeps of its invocation: what the next attempt needs and nothing more. The template is
+     * shared with every other call of the method; the argument array is a shallow copy (the argument objects are the
+     * caller's); attributes are copied without Dubbo's profiler entry, which holds the first attempt's timing tree,
+     * and without keys that are not names (a load balancer's per-invoker state). No invoke mode: every retry goes out
+     * async.
+     */
+    record Snapshot(Template template, Object[] arguments, Map<String, Object> attachments,
+                    Map<Object, Object> attributes) {
+
+        static Snapshot of(Invocation inv, Template template) {
             Map<String, Object> attachments = new HashMap<>();
             inv.getObjectAttachments().forEach((k, v) -> {
                 if (v != null && !k.equals(WheelFailback.RETRY_ID) && !k.equals(WheelFailback.RETRY_ATTEMPT)) {
@@ -452,24 +475,35 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 }
             });
             Object[] arguments = inv.getArguments();
-            return new Snapshot(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
-                    inv.getServiceName(), inv.getProtocolServiceKey(), parameterTypes,
-                    arguments == null ? null : arguments.clone(), Map.copyOf(attachments), Map.copyOf(attributes),
-                    consumerUrl);
+            return new Snapshot(template, arguments == null ? null : arguments.clone(), Map.copyOf(attachments),
+                    Map.copyOf(attributes));
+        }
+
+        String invokedMethod() {
+            return template.invokedMethod();
+        }
+
+        Class<?>[] parameterTypes() {
+            return template.parameterTypes();
+        }
+
+        URL consumerUrl() {
+            return template.consumerUrl();
         }
 
         /** @return the method the caller means: for a generic call, the one it names (as {@code RpcUtils}) */
         String method() {
-            boolean generic = CommonConstants.$INVOKE.equals(invokedMethod)
-                    || CommonConstants.$INVOKE_ASYNC.equals(invokedMethod);
+            String invoked = template.invokedMethod();
+            boolean generic = CommonConstants.$INVOKE.equals(invoked) || CommonConstants.$INVOKE_ASYNC.equals(invoked);
             return generic && arguments != null && arguments.length > 0 && arguments[0] instanceof String named
-                    ? named : invokedMethod;
+                    ? named : invoked;
         }
 
         RpcInvocation toInvocation() {
-            return new RpcInvocation(targetServiceUniqueName, serviceModel, invokedMethod, serviceName,
-                    protocolServiceKey, parameterTypes, arguments, new HashMap<>(attachments), null,
-                    Collections.synchronizedMap(new HashMap<>(attributes)), null);
+            Template t = template;
+            return new RpcInvocation(t.targetServiceUniqueName(), t.serviceModel(), t.invokedMethod(),
+                    t.serviceName(), t.protocolServiceKey(), t.parameterTypes(), arguments,
+                    new HashMap<>(attachments), null, Collections.synchronizedMap(new HashMap<>(attributes)), null);
         }
     }
 
@@ -477,14 +511,15 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return invoker == null ? null : invoker.getUrl().getAddress();
     }
 
-    /** @return {@code types}, or an equal array kept earlier: calls of one method keep one array between them */
-    private Class<?>[] shared(Class<?>[] types) {
-        Class<?>[] last = lastTypes;
-        if (Arrays.equals(types, last)) {
+    /** @return the call's template, or an equal one kept earlier: calls of one method share one */
+    Template template(Invocation invocation, URL consumerUrl) {
+        Template t = Template.of(invocation, consumerUrl);
+        Template last = lastTemplate;
+        if (last != null && last.matches(t)) {
             return last;
         }
-        lastTypes = types;
-        return types;
+        lastTemplate = t;
+        return t;
     }
 
     /** @return whether the reference was destroyed, so that retries must stop */
