@@ -93,6 +93,8 @@ class FailbackOperationsIT {
         assertTrue(overview.contains("application " + APP + ": failedCalls=2 pending=1"), overview);
         assertTrue(overview.contains("abandoned=1"), overview);
         assertTrue(overview.contains("wheel: pending="), overview);
+        String telnet = telnet("failback ops-notify-1");
+        assertTrue(telnet.contains("retry.id=ops-notify-1:\n"), "the same command over telnet: " + telnet);
         String history = qos("/failback/ops-notify-1");
         assertTrue(history.startsWith("retry.id=ops-notify-1:"), history);
         assertTrue(history.contains("SCHEDULED application=" + APP + " reference=" + IFACE + " method=notify"
@@ -178,6 +180,29 @@ class FailbackOperationsIT {
         HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + qosPort + path))
                 .timeout(Duration.ofSeconds(10)).GET().build();
         return http.send(get, HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /** Sends one command line on the QoS port as a telnet client does, and reads up to the next prompt. */
+    private String telnet(String line) throws IOException {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", qosPort)) {
+            socket.setSoTimeout(10_000);
+            java.io.InputStream in = socket.getInputStream();
+            readUntilPrompt(in); // Dubbo greets a client that sends nothing first
+            socket.getOutputStream().write((line + "\r\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return readUntilPrompt(in);
+        }
+    }
+
+    private static String readUntilPrompt(java.io.InputStream in) throws IOException {
+        StringBuilder out = new StringBuilder();
+        while (!out.toString().endsWith("dubbo>")) {
+            int b = in.read();
+            if (b < 0) {
+                throw new IOException("QoS closed the connection after: " + out);
+            }
+            out.append((char) b);
+        }
+        return out.toString();
     }
 
     private String scrape() {
