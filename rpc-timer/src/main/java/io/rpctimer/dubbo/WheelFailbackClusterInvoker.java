@@ -99,7 +99,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         this.codec = durable ? new CallCodec(url) : null;
         RetryReference.Builder<Snapshot> b = lifecycle.reference(url.getServiceKey(), this::send)
                 .service(getInterface().getName()).policies(config::policy)
-                .limits(config.maxPending(), config.overflow())
+                .limits(config.maxPending(), config.overflow()).budget(runtime.budget(config))
                 .executor(task -> runtime.lanes().execute(this, task))
                 .handOverSink(this::toStore);
         if (codec != null) {
