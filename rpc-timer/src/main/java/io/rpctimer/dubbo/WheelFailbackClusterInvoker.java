@@ -1,18 +1,27 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.retry.Admission;
+import io.rpctimer.retry.AttemptResult;
+import io.rpctimer.retry.CallOutcome;
+import io.rpctimer.retry.FailedCall;
 import io.rpctimer.retry.OverflowPolicy;
-import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.PendingRetry;
+import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryPolicy;
+import io.rpctimer.retry.RetryOutcome;
+import io.rpctimer.retry.RetryReference;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.constants.CommonConstants;
@@ -40,15 +49,18 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  *
  * <p>The first attempt goes out as the caller made it (sync or async). If it fails with a failure the policy retries
  * — a synchronous throw, an async result that completes exceptionally, "no provider available", or a business
- * exception named by {@code failback.retryon} — the caller gets the empty result at once and a
- * {@link RetryTimerTask} goes on the shared wheel. Each retry lists the providers afresh, avoids the provider tried
+ * exception named by {@code failback.retryon} — the call goes to this reference's {@link RetryReference}, part of the
+ * application's {@link RetryLifecycle}, which owns the call's life from then on (journal, wheel, budget, outcome),
+ * and the caller gets the empty result. This invoker only keeps the first attempt's classification and sends each
+ * retry the lifecycle asks for. Each retry lists the providers afresh, avoids the provider tried
  * last when there is another, goes out asynchronously with the {@code retry.id} and {@code retry.attempt}
  * attachments, and is timed out by the future-timeout checker. The {@code retry.id} is generated, unless the caller
  * set one as a client attachment of this call ({@code RpcContext.getClientAttachment().setAttachment("retry.id",
  * key)}), e.g. a business idempotency key; an id that arrived with the provider's own incoming call (Dubbo copies
  * those into outgoing calls) is replaced, so that two calls never share one. Past the pending cap
  * ({@code failbacktasks}) the call is {@code REJECTED}: the caller gets an {@link RpcException} unless
- * {@code failback.overflow=log}.
+ * {@code failback.overflow=log}. First-attempt successes feed the reference's retry budget, and complete a
+ * {@link FailbackCall} handle taken on the caller's thread.
  *
  * <p>Stream methods (Triple's client, server and bidirectional streams) never fail back: a stream cannot be replayed
  * later, so they behave as in Dubbo and the failure reaches the caller. A generic call ({@code $invoke}) is
@@ -57,8 +69,10 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * <p>A pending call keeps only what its next attempt needs: method, parameter types, its own copy of the argument
  * array (the argument objects themselves are shared with the caller), attachments and attributes (no profiler
  * entry), and the class and a short message of its last failure; never a {@link Throwable} or a provider invoker.
- * When the reference is destroyed while the application runs, its pending retries are handed to the store within
- * about a second ({@link FailbackRuntime}), not when each comes due.
+ * With a journal it is also serialized ({@link CallCodec}) and persisted before the caller gets the empty result;
+ * when the reference is created, its service's entries in the journal are resumed. When the reference is destroyed
+ * while the application runs, its pending retries are handed over within about a second ({@link FailbackRuntime}),
+ * not when each comes due.
  *
  * <p><b>Threading:</b> thread-safe, as every Dubbo invoker.
  */
@@ -69,11 +83,12 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     private final FailbackConfig config;
     private final FailbackRuntime runtime;
-    private final AtomicInteger pending = new AtomicInteger();
-    /** The last failure message a pending call kept; any thread writes it, a stale read only costs a copy. */
-    private volatile String lastMessage;
-    /** The last parameter types a pending call kept (Dubbo's proxy makes a new array per call); as above. */
-    private volatile Class<?>[] lastTypes;
+    /** This reference's part of the application's retry lifecycle, which owns every failed call's life. */
+    private final RetryReference<Snapshot> retries;
+    /** Serializes failed calls for the journal; null when the application keeps them in memory only. */
+    private final CallCodec codec;
+    /** The template the last failed call kept; any thread writes it, a stale read only costs a copy. */
+    private volatile Template lastTemplate;
 
     /**
      * @throws IllegalArgumentException naming the URL key and value, if the reference's configuration is invalid
@@ -82,6 +97,27 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         super(directory);
         this.config = FailbackConfig.from(getUrl(), directory.getInterface());
         this.runtime = runtime;
+        URL url = getUrl();
+        RetryLifecycle lifecycle = runtime.lifecycle(url);
+        boolean durable = runtime.store().journal() != null;
+        config.checkStore(url, durable);
+        this.codec = durable ? new CallCodec(url) : null;
+        RetryReference.Builder<Snapshot> b = lifecycle.reference(url.getServiceKey(), this::send)
+                .service(getInterface().getName()).policies(config::policy)
+                .limits(config.maxPending(), config.overflow()).budget(runtime.budget(config))
+                .executor(task -> runtime.lanes().execute(this, task))
+                .handOverSink(this::toStore);
+        if (codec != null) {
+            b.decoder(entry -> {
+                RpcInvocation inv = codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey());
+                return Snapshot.of(inv, template(inv, url));
+            });
+        }
+        this.retries = b.build();
+        runtime.track(this);
+        for (int resumed = retries.resume(); resumed > 0; resumed--) {
+            WheelFailback.counters().callFailed(); // a failed call of this run from now on, as the lifecycle counts it
+        }
     }
 
     /**
@@ -91,6 +127,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     @Override
     public Result invoke(Invocation invocation) throws RpcException {
         checkWhetherDestroyed();
+        CompletableFuture<CallOutcome> handle = FailbackCall.claim();
         // only the caller's own client attachment counts (e.g. a business key): Dubbo's ConsumerContextFilter also
         // copies a provider's incoming attachments into its outgoing calls, and with them the upstream retry.id
         Object own = RpcContext.getClientAttachment().getObjectAttachment(WheelFailback.RETRY_ID);
@@ -105,16 +142,22 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (!Failures.isNoProvider(e) || isStream(invocation)) {
                 throw e;
             }
-            return failBack(invocation, RpcContext.getServiceContext().getConsumerUrl(), null, e);
+            return failBack(invocation, RpcContext.getServiceContext().getConsumerUrl(), null, e, handle);
         }
         LoadBalance loadbalance = initLoadBalance(invokers, invocation);
         RpcUtils.attachInvocationIdIfAsync(getUrl(), invocation);
-        return doInvoke(invocation, invokers, loadbalance);
+        return firstAttempt(invocation, invokers, loadbalance, handle);
     }
 
     @Override
     protected Result doInvoke(Invocation invocation, List<Invoker<T>> invokers, LoadBalance loadbalance)
             throws RpcException {
+        return firstAttempt(invocation, invokers, loadbalance, null);
+    }
+
+    /** @param handle the caller's {@link FailbackCall} outcome handle, or null */
+    private Result firstAttempt(Invocation invocation, List<Invoker<T>> invokers, LoadBalance loadbalance,
+                                CompletableFuture<CallOutcome> handle) throws RpcException {
         URL consumerUrl = RpcContext.getServiceContext().getConsumerUrl();
         Invoker<T> invoker = null;
         Result result;
@@ -125,9 +168,12 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;
             }
-            return failBack(invocation, consumerUrl, invoker, e);
+            return failBack(invocation, consumerUrl, invoker, e, handle);
         }
         if (isStream(invocation)) {
+            if (handle != null) {
+                handle.completeExceptionally(new IllegalStateException("a stream call never fails back"));
+            }
             return result;
         }
         if (result instanceof AsyncRpcResult async) {
@@ -135,8 +181,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (!reply.isDone()) {
                 // async caller: a failure shows when the future completes; swap in a future that fails back
                 String provider = address(invoker);
-                async.setResponseFuture(reply.handle(
-                        (response, failure) -> onFirstReply(invocation, consumerUrl, provider, response, failure)));
+                async.setResponseFuture(reply.handle((response, failure) ->
+                        onFirstReply(invocation, consumerUrl, provider, response, failure, handle)));
                 return result;
             }
             if (reply.isCompletedExceptionally()) {
@@ -144,42 +190,67 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 // here result.hasException() would itself throw
                 Throwable failure = Failures.unwrap(reply.handle((r, t) -> t).join());
                 if (!policy(invocation).retries(failure, Failures.isRpcFailureOfFuture(failure))) {
+                    firstAttemptEnded(invocation, address(invoker), failure, handle);
                     return result;
                 }
-                return failBack(invocation, consumerUrl, invoker, failure);
+                return failBack(invocation, consumerUrl, invoker, failure, handle);
             }
         }
-        if (result.hasException() && policy(invocation).retries(result.getException(),
-                Failures.isRpcFailureInResult(result.getException()))) {
-            return failBack(invocation, consumerUrl, invoker, result.getException());
+        Throwable failure = result.hasException() ? result.getException() : null;
+        if (failure != null && policy(invocation).retries(failure, Failures.isRpcFailureInResult(failure))) {
+            return failBack(invocation, consumerUrl, invoker, failure, handle);
         }
+        firstAttemptEnded(invocation, address(invoker), failure, handle);
         return result;
     }
 
+    /**
+     * The first attempt is the call's end: a success (a deposit in the retry budget, {@code DELIVERED} attempt 0 for
+     * the caller's handle) or a failure the policy does not retry, which the caller sees. Cheap on the success path.
+     */
+    private void firstAttemptEnded(Invocation invocation, String provider, Throwable failure,
+                                   CompletableFuture<CallOutcome> handle) {
+        if (failure == null) {
+            retries.onSuccess();
+        }
+        if (handle == null) {
+            return;
+        }
+        if (failure == null) {
+            handle.complete(new CallOutcome(RetryOutcome.DELIVERED, invocation.getAttachment(WheelFailback.RETRY_ID),
+                    0, provider, null, System.currentTimeMillis()));
+        } else {
+            handle.completeExceptionally(failure);
+        }
+    }
+
     private AppResponse onFirstReply(Invocation invocation, URL consumerUrl, String provider, AppResponse response,
-                                     Throwable failure) {
+                                     Throwable failure, CompletableFuture<CallOutcome> handle) {
         Throwable f = failure != null ? Failures.unwrap(failure) : response.hasException() ? response.getException()
                 : null;
         if (f == null) {
+            firstAttemptEnded(invocation, provider, null, handle);
             return response;
         }
         // an exceptional completion is an RPC failure: business exceptions come inside the response
         boolean rpcFailure = failure != null ? Failures.isRpcFailureOfFuture(f) : Failures.isRpcFailureInResult(f);
         if (!policy(invocation).retries(f, rpcFailure)) {
+            firstAttemptEnded(invocation, provider, f, handle);
             if (failure != null) {
                 throw failure instanceof CompletionException ce ? ce : new CompletionException(failure);
             }
             return response;
         }
-        RpcException rejected = startRetrying(invocation, consumerUrl, provider, f);
+        RpcException rejected = startRetrying(invocation, consumerUrl, provider, f, handle);
         if (rejected != null) {
             throw new CompletionException(rejected);
         }
         return new AppResponse(invocation);
     }
 
-    private Result failBack(Invocation invocation, URL consumerUrl, Invoker<T> tried, Throwable failure) {
-        RpcException rejected = startRetrying(invocation, consumerUrl, address(tried), failure);
+    private Result failBack(Invocation invocation, URL consumerUrl, Invoker<T> tried, Throwable failure,
+                            CompletableFuture<CallOutcome> handle) {
+        RpcException rejected = startRetrying(invocation, consumerUrl, address(tried), failure, handle);
         if (rejected != null) {
             throw rejected;
         }
@@ -204,51 +275,52 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /**
-     * Counts the failed call and schedules its first retry, or rejects it at the pending cap.
+     * Counts the failed call and hands it to the lifecycle, which schedules its first retry, or rejects it at the
+     * pending cap.
      *
      * @return the exception the caller must get, or null if the caller gets the empty result
      */
-    private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure) {
-        RetryPolicy policy = policy(invocation);
-        RetryTimerTask call = new RetryTimerTask(this, policy,
-                Snapshot.of(invocation, shared(invocation.getParameterTypes())), consumerUrl,
-                invocation.getAttachment(WheelFailback.RETRY_ID), provider);
+    private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure,
+                                       CompletableFuture<CallOutcome> handle) {
+        Snapshot snapshot = Snapshot.of(invocation, template(invocation, consumerUrl));
+        String retryId = invocation.getAttachment(WheelFailback.RETRY_ID);
         WheelFailback.counters().callFailed();
-        if (policy.retries() == 0) {
-            // Dubbo's meaning of retries=0: no retry. The failure is still an outcome someone can see.
-            call.end(RetryEvent.Type.ABANDONED, 0, provider, failure);
+        byte[] payload = codec == null ? null : codec.encode(snapshot);
+        Admission admission = retries.admit(snapshot.method(), retryId, snapshot, payload, provider, failure,
+                handle != null);
+        if (handle != null) {
+            admission.outcome().whenComplete((outcome, t) -> {
+                if (t != null) {
+                    handle.completeExceptionally(t);
+                } else {
+                    handle.complete(outcome);
+                }
+            });
+        }
+        if (isGone()) {
+            handOver(); // destroyed while this call failed: the sweep may have missed it
+        }
+        if (admission.kind() != Admission.Kind.REJECTED
+                || config.policy(snapshot.method()).overflow() == OverflowPolicy.LOG) {
             return null;
         }
-        if (pending.incrementAndGet() > config.maxPending()) {
-            pending.decrementAndGet();
-            RpcException rejected = new RpcException(RpcException.LIMIT_EXCEEDED_EXCEPTION, "wheelfailback rejected "
-                    + call.service() + "." + call.method() + "() retry.id=" + call.retryId() + ": "
-                    + config.maxPending() + " retries already pending (failbacktasks=" + config.maxPending()
-                    + "); the call failed with " + WheelFailback.describe(failure), failure);
-            call.end(RetryEvent.Type.REJECTED, 0, provider, rejected);
-            return policy.overflow() == OverflowPolicy.REJECT ? rejected : null;
-        }
-        runtime.track(call);
-        call.start(failure);
-        if (isGone()) {
-            call.handOver(null); // destroyed while this call failed: destroy() may have missed it
-        }
-        return null;
-    }
-
-    /** Called by a call when it ends, whatever the outcome. */
-    void released(RetryTimerTask call) {
-        if (runtime.untrack(call)) {
-            pending.decrementAndGet();
-        }
+        return new RpcException(RpcException.LIMIT_EXCEEDED_EXCEPTION, "wheelfailback rejected "
+                + getInterface().getName() + "." + snapshot.method() + "() retry.id=" + retryId + ": "
+                + admission.reason() + "; the call failed with " + WheelFailback.describe(failure), failure);
     }
 
     /**
-     * Sends the next retry of {@code call} asynchronously, on the calling (executor) thread, and reports back to it.
-     * Nothing here waits for the reply.
+     * Sends one retry of {@code call} asynchronously, on the calling (lane) thread, and returns its reply. Nothing
+     * here waits for the reply: it completes when the provider answers or the per-attempt timeout fires.
      */
-    void sendRetry(RetryTimerTask call) {
-        RpcInvocation inv = attempt(call);
+    private CompletionStage<AttemptResult> send(FailedCall<Snapshot> call, int attempt) {
+        if (isGone()) {
+            handOver(); // ends this call too: its reply below is ignored
+            return CompletableFuture.completedFuture(AttemptResult.failed(null, new RpcException(
+                    "wheelfailback: the reference of " + call.serviceKey() + " is destroyed"), false));
+        }
+        Snapshot snapshot = call.payload();
+        RpcInvocation inv = attempt(snapshot, call.retryId(), attempt);
         String provider = null;
         try {
             List<Invoker<T>> invokers = list(inv);
@@ -257,43 +329,67 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                     tried(invokers, call.lastProvider()));
             provider = address(target);
             call.sent(provider);
-            Result result = invokeWithContextAsync(target, inv, call.consumerUrl());
+            Result result = invokeWithContextAsync(target, inv, snapshot.consumerUrl());
             String sentTo = provider;
-            if (result instanceof AsyncRpcResult async) {
-                CompletableFuture<AppResponse> reply = async.getResponseFuture();
-                long timeoutMillis = RpcUtils.getTimeout(getUrl(), inv.getMethodName(),
-                        RpcContext.getClientAttachment(), inv, CommonConstants.DEFAULT_TIMEOUT);
-                runtime.checker().watch(reply, timeoutMillis, TimeUnit.MILLISECONDS, ms -> new RpcException(
-                        RpcException.TIMEOUT_EXCEPTION, "wheelfailback retry " + call.attempt() + " of retry.id="
-                        + call.retryId() + " to " + sentTo + " timed out after " + ms + " ms"), null);
-                reply.whenComplete((response, failure) -> onRetryReply(call, sentTo, response, failure));
-            } else {
-                onRetryReply(call, sentTo, result, null);
+            if (!(result instanceof AsyncRpcResult async)) {
+                return CompletableFuture.completedFuture(reply(sentTo, result, null));
             }
+            CompletableFuture<AppResponse> reply = async.getResponseFuture();
+            long timeoutMillis = RpcUtils.getTimeout(getUrl(), inv.getMethodName(),
+                    RpcContext.getClientAttachment(), inv, CommonConstants.DEFAULT_TIMEOUT);
+            Executor completeOn = async.getExecutor();
+            runtime.checker().watch(reply, timeoutMillis, TimeUnit.MILLISECONDS, ms -> new RpcException(
+                    RpcException.TIMEOUT_EXCEPTION, "wheelfailback retry " + attempt + " of retry.id="
+                    + call.retryId() + " to " + sentTo + " timed out after " + ms + " ms"), completeOn);
+            return reply.handle((response, failure) -> reply(sentTo, response, failure));
         } catch (Throwable t) {
-            call.failed(provider, t, Failures.isRpcFailure(t));
+            return CompletableFuture.completedFuture(AttemptResult.failed(provider, t, Failures.isRpcFailure(t)));
         }
     }
 
     /**
-     * Hands this reference's pending retries to the store now. Dubbo's own chain does not call this when a
+     * Hands this reference's pending retries over now. Dubbo's own chain does not call this when a
      * {@code ReferenceConfig} is destroyed (its cluster filter invoker destroys only the directory): that case is
      * found by {@link FailbackRuntime}'s sweep.
      */
     @Override
     public void destroy() {
         super.destroy();
-        runtime.handOver(this);
+        handOver();
     }
 
-    private static void onRetryReply(RetryTimerTask call, String provider, Result response, Throwable failure) {
+    /** The reference is gone: its pending retries are HANDED_OVER, and later failures too. */
+    void handOver() {
+        retries.destroy();
+        runtime.forget(this);
+    }
+
+    private static AttemptResult reply(String provider, Result response, Throwable failure) {
         if (failure != null) {
-            call.failed(provider, Failures.unwrap(failure), Failures.isRpcFailureOfFuture(failure));
-        } else if (response.hasException()) {
-            call.failed(provider, response.getException(), Failures.isRpcFailureInResult(response.getException()));
-        } else {
-            call.delivered(provider);
+            return AttemptResult.failed(provider, Failures.unwrap(failure), Failures.isRpcFailureOfFuture(failure));
         }
+        if (response.hasException()) {
+            Throwable e = response.getException();
+            return AttemptResult.failed(provider, e, Failures.isRpcFailureInResult(e));
+        }
+        return AttemptResult.delivered(provider);
+    }
+
+    /** What a call handed over without a journal leaves in the {@link io.rpctimer.retry.RetryStore}. */
+    private void toStore(FailedCall<Snapshot> call) throws Exception {
+        Snapshot snapshot = call.payload();
+        Map<String, String> attachments = new HashMap<>();
+        snapshot.attachments().forEach((k, v) -> attachments.put(k, String.valueOf(v)));
+        attachments.put(WheelFailback.RETRY_ID, call.retryId());
+        Class<?>[] types = snapshot.parameterTypes();
+        String[] typeNames = new String[types.length];
+        for (int i = 0; i < types.length; i++) {
+            typeNames[i] = types[i].getName();
+        }
+        URL url = getUrl();
+        WheelFailback.retryStore().handOver(new PendingRetry(call.retryId(), getInterface().getName(),
+                url.getGroup(), url.getVersion(), snapshot.invokedMethod(), typeNames, snapshot.arguments(),
+                Map.copyOf(attachments), call.attempt() + 1, call.lastFailure(), System.currentTimeMillis()));
     }
 
     /**
@@ -313,11 +409,11 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /** A fresh invocation for one retry: async, with the retry attachments. */
-    private static RpcInvocation attempt(RetryTimerTask call) {
-        RpcInvocation inv = call.snapshot().toInvocation();
+    private static RpcInvocation attempt(Snapshot snapshot, String retryId, int attempt) {
+        RpcInvocation inv = snapshot.toInvocation();
         inv.setInvokeMode(InvokeMode.ASYNC);
-        inv.setAttachment(WheelFailback.RETRY_ID, call.retryId());
-        inv.setAttachment(WheelFailback.RETRY_ATTEMPT, String.valueOf(call.attempt()));
+        inv.setAttachment(WheelFailback.RETRY_ID, retryId);
+        inv.setAttachment(WheelFailback.RETRY_ATTEMPT, String.valueOf(attempt));
         return inv;
     }
 
@@ -338,19 +434,39 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /**
-     * What a pending call keeps of its invocation: what the next attempt needs and nothing more. Every field but
-     * {@code arguments} and the two maps is shared with every other call of the method; the argument array is a
-     * shallow copy (the argument objects are the caller's); attributes are copied without Dubbo's profiler entry,
-     * which holds the first attempt's timing tree, and without keys that are not names (a load balancer's
-     * per-invoker state). No invoke mode: every retry goes out async.
+     * What every failed call of one method has in common: kept once per reference and method (the invoker keeps the
+     * last one and reuses it while it matches), so a pending call holds one reference to it.
      *
      * @param invokedMethod the method as invoked ({@code $invoke} for a generic call)
+     * @param consumerUrl   the consumer URL the call was made with, or null
      */
-    record Snapshot(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
-                    String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, Object[] arguments,
-                    Map<String, Object> attachments, Map<Object, Object> attributes) {
+    record Template(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
+                    String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, URL consumerUrl) {
 
-        static Snapshot of(Invocation inv, Class<?>[] parameterTypes) {
+        static Template of(Invocation inv, URL consumerUrl) {
+            return new Template(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
+                    inv.getServiceName(), inv.getProtocolServiceKey(), inv.getParameterTypes(), consumerUrl);
+        }
+
+        boolean matches(Template t) {
+            return Objects.equals(targetServiceUniqueName, t.targetServiceUniqueName) && serviceModel == t.serviceModel
+                    && Objects.equals(invokedMethod, t.invokedMethod) && Objects.equals(serviceName, t.serviceName)
+                    && Objects.equals(protocolServiceKey, t.protocolServiceKey)
+                    && Arrays.equals(parameterTypes, t.parameterTypes) && Objects.equals(consumerUrl, t.consumerUrl);
+        }
+    }
+
+    /**
+     * What a pending call keeps of its invocation: what the next attempt needs and nothing more. The template is
+     * shared with every other call of the method; the argument array is a shallow copy (the argument objects are the
+     * caller's); attributes are copied without Dubbo's profiler entry, which holds the first attempt's timing tree,
+     * and without keys that are not names (a load balancer's per-invoker state). No invoke mode: every retry goes out
+     * async.
+     */
+    record Snapshot(Template template, Object[] arguments, Map<String, Object> attachments,
+                    Map<Object, Object> attributes) {
+
+        static Snapshot of(Invocation inv, Template template) {
             Map<String, Object> attachments = new HashMap<>();
             inv.getObjectAttachments().forEach((k, v) -> {
                 if (v != null && !k.equals(WheelFailback.RETRY_ID) && !k.equals(WheelFailback.RETRY_ATTEMPT)) {
@@ -364,23 +480,35 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 }
             });
             Object[] arguments = inv.getArguments();
-            return new Snapshot(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
-                    inv.getServiceName(), inv.getProtocolServiceKey(), parameterTypes,
-                    arguments == null ? null : arguments.clone(), Map.copyOf(attachments), Map.copyOf(attributes));
+            return new Snapshot(template, arguments == null ? null : arguments.clone(), Map.copyOf(attachments),
+                    Map.copyOf(attributes));
+        }
+
+        String invokedMethod() {
+            return template.invokedMethod();
+        }
+
+        Class<?>[] parameterTypes() {
+            return template.parameterTypes();
+        }
+
+        URL consumerUrl() {
+            return template.consumerUrl();
         }
 
         /** @return the method the caller means: for a generic call, the one it names (as {@code RpcUtils}) */
         String method() {
-            boolean generic = CommonConstants.$INVOKE.equals(invokedMethod)
-                    || CommonConstants.$INVOKE_ASYNC.equals(invokedMethod);
+            String invoked = template.invokedMethod();
+            boolean generic = CommonConstants.$INVOKE.equals(invoked) || CommonConstants.$INVOKE_ASYNC.equals(invoked);
             return generic && arguments != null && arguments.length > 0 && arguments[0] instanceof String named
-                    ? named : invokedMethod;
+                    ? named : invoked;
         }
 
         RpcInvocation toInvocation() {
-            return new RpcInvocation(targetServiceUniqueName, serviceModel, invokedMethod, serviceName,
-                    protocolServiceKey, parameterTypes, arguments, new HashMap<>(attachments), null,
-                    Collections.synchronizedMap(new HashMap<>(attributes)), null);
+            Template t = template;
+            return new RpcInvocation(t.targetServiceUniqueName(), t.serviceModel(), t.invokedMethod(),
+                    t.serviceName(), t.protocolServiceKey(), t.parameterTypes(), arguments,
+                    new HashMap<>(attachments), null, Collections.synchronizedMap(new HashMap<>(attributes)), null);
         }
     }
 
@@ -388,31 +516,15 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return invoker == null ? null : invoker.getUrl().getAddress();
     }
 
-    /**
-     * @return {@code message}, or an equal string kept earlier: a burst of identical failures (every provider gone)
-     *         keeps one copy of its message rather than one per pending call
-     */
-    String shared(String message) {
-        String last = lastMessage;
-        if (message.equals(last)) {
+    /** @return the call's template, or an equal one kept earlier: calls of one method share one */
+    Template template(Invocation invocation, URL consumerUrl) {
+        Template t = Template.of(invocation, consumerUrl);
+        Template last = lastTemplate;
+        if (last != null && last.matches(t)) {
             return last;
         }
-        lastMessage = message;
-        return message;
-    }
-
-    /** @return {@code types}, or an equal array kept earlier: calls of one method keep one array between them */
-    private Class<?>[] shared(Class<?>[] types) {
-        Class<?>[] last = lastTypes;
-        if (Arrays.equals(types, last)) {
-            return last;
-        }
-        lastTypes = types;
-        return types;
-    }
-
-    FailbackRuntime runtime() {
-        return runtime;
+        lastTemplate = t;
+        return t;
     }
 
     /** @return whether the reference was destroyed, so that retries must stop */
@@ -422,6 +534,11 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     /** @return retries of this reference pending now */
     int pendingRetries() {
-        return pending.get();
+        return retries.pending();
+    }
+
+    /** @return this reference's retries (tests) */
+    RetryReference<Snapshot> retries() {
+        return retries;
     }
 }
