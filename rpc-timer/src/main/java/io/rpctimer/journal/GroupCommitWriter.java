@@ -1,8 +1,7 @@
 package io.rpctimer.journal;
 
 import io.rpctimer.retry.RetryJournalException;
-
-import javax.sql.DataSource;
+import io.rpctimer.wheel.FailureLog;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -17,6 +16,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import javax.sql.DataSource;
 
 /**
  * Group commit: callers of {@link #submit} enqueue a write and block; one writer thread takes every write queued
@@ -53,6 +53,7 @@ final class GroupCommitWriter implements AutoCloseable {
     private volatile String lastFailure;
 
     // writer thread only
+    private final FailureLog failures;
     private Connection connection;
     private final Map<JournalWrite.Kind, PreparedStatement> statements = new EnumMap<>(JournalWrite.Kind.class);
 
@@ -66,6 +67,8 @@ final class GroupCommitWriter implements AutoCloseable {
         this.maxBatch = maxBatch;
         this.timeoutMillis = timeoutMillis;
         this.queue = new ArrayBlockingQueue<>(queueCapacity);
+        // a store that is down fails every commit: one line with the stack trace, then a count every 10 s
+        this.failures = new FailureLog(LOG, System.Logger.Level.WARNING, storeName + ": commits failed");
         this.thread = new Thread(this::run, "rpc-timer-journal-writer-" + owner);
         thread.setDaemon(true);
         thread.start();
@@ -172,7 +175,7 @@ final class GroupCommitWriter implements AutoCloseable {
 
     private void fail(List<JournalWrite> writes, SQLException e) {
         lastFailure = e.toString();
-        LOG.log(System.Logger.Level.WARNING, "{0}: commit of {1} writes failed: {2}", storeName, writes.size(), e);
+        failures.report(System.nanoTime(), e);
         writes.forEach(w -> w.done.completeExceptionally(e));
     }
 

@@ -6,11 +6,14 @@ import java.util.concurrent.TimeUnit;
 /**
  * Logs one kind of recurring failure at a bounded rate: the first occurrence with its stack trace, then at most one
  * line per interval with how many occurred since the last line and the latest one's message. A failure that repeats
- * every tick (an executor that refuses or throws) would otherwise fill the log from the wheel's worker thread.
+ * every tick (an executor that refuses or throws) would otherwise fill the log from the wheel's worker thread; the
+ * retry journal's writer uses it the same way for a store that fails every commit. Shared by rpc-timer's own
+ * packages; not an API for users.
  *
- * <p><b>Threading:</b> NOT thread-safe; the wheel's worker thread alone calls it, with the wheel's time.
+ * <p><b>Threading:</b> NOT thread-safe; one thread (the wheel's worker, the journal's writer) calls it, with one
+ * clock in nanoseconds.
  */
-final class FailureLog {
+public final class FailureLog {
 
     /** The shortest time between two lines after the first (10 s). */
     static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -27,17 +30,17 @@ final class FailureLog {
      * @param level the level of every line
      * @param what  the failure and its consequence, the start of every line
      */
-    FailureLog(System.Logger log, Level level, String what) {
+    public FailureLog(System.Logger log, Level level, String what) {
         this.log = log;
         this.level = level;
         this.what = what;
     }
 
     /**
-     * @param nowNanos the wheel's time, in nanoseconds
+     * @param nowNanos the caller's time, in nanoseconds
      * @param failure  what happened
      */
-    void report(long nowNanos, Throwable failure) {
+    public void report(long nowNanos, Throwable failure) {
         if (!loggedOnce) {
             loggedOnce = true;
             lastLineNanos = nowNanos;
