@@ -123,10 +123,6 @@ final class FailbackRuntime {
         return lanes;
     }
 
-    boolean isClosed() {
-        return closed;
-    }
-
     /**
      * @param consumerUrl the consumer URL of the reference asking; the first one's names the application's store
      * @return the application's lifecycle, built now if this is its first reference
