@@ -111,7 +111,7 @@ class ConsumerFleetFaultIT {
                     assertEquals("SENT_ALL fleet-a failedBack=" + EACH + " reply=0 other=0", aSent, "A's callers");
                     assertEquals("SENT_ALL fleet-b failedBack=" + EACH + " reply=0 other=0", bSent, "B's callers");
                     assertTrue(bOwn, "B did not deliver its own calls within 30 s: " + b.tail(5));
-                    assertTrue(adopted, "A's calls not all delivered: lost " + account.lost());
+                    assertTrue(adopted, "A's calls not all delivered: lost " + ProcessAccount.brief(account.lost()));
                     assertEquals(Set.of(), account.lost(), "lost");
                     assertEquals(EACH, adoptedByB, "A's calls DELIVERED by B");
                     assertTrue(adoptMillis <= LEASE.plus(MAX_BACKOFF).plus(MARGIN).toMillis(), "A's calls delivered "

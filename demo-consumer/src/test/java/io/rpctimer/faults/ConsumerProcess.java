@@ -3,6 +3,7 @@ package io.rpctimer.faults;
 import static org.awaitility.Awaitility.await;
 
 import java.io.BufferedReader;
+import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -23,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * A {@link ConsumerChild} JVM started by a test: {@code java} from {@code java.home}, the test's own class path,
  * 127.0.0.1. It reads the child's protocol lines as they come and keeps, per {@code retry.id}, what the child
  * reported: whether it sent a retry of the call, the last step it printed, and the call's outcome. The child's
- * stderr (its logs) goes to {@code target/consumer-children/<name>.log}.
+ * stderr (its logs) goes to {@code target/consumer-children/<name>.log}, its protocol lines to {@code <name>.out}.
  *
  * <pre>{@code
  * try (ConsumerProcess a = ConsumerProcess.start("a", zk, "app", 1000, "crash", params)) {
@@ -39,15 +40,17 @@ final class ConsumerProcess implements AutoCloseable {
     private final String name;
     private final Process process;
     private final Thread reader;
+    private final Path transcript;
     private final List<String> lines = new ArrayList<>(); // guarded by this
     private final Map<String, String> lastStep = new HashMap<>(); // guarded by this
     private final Map<String, Long> firstRetryReadNanos = new TreeMap<>(); // guarded by this
     private final Map<String, List<String>> outcomes = new TreeMap<>(); // guarded by this
     private Map<String, Long> stats = Map.of(); // guarded by this
 
-    private ConsumerProcess(String name, Process process) {
+    private ConsumerProcess(String name, Process process, Path transcript) {
         this.name = name;
         this.process = process;
+        this.transcript = transcript;
         this.reader = new Thread(this::read, "child-reader-" + name);
         reader.setDaemon(true);
         reader.start();
@@ -73,14 +76,17 @@ final class ConsumerProcess implements AutoCloseable {
         Path logs = Path.of(System.getProperty("basedir", "."), "target", "consumer-children");
         Files.createDirectories(logs);
         Process p = new ProcessBuilder(cmd).redirectError(logs.resolve(name + ".log").toFile()).start();
-        return new ConsumerProcess(name, p);
+        return new ConsumerProcess(name, p, logs.resolve(name + ".out"));
     }
 
     private void read() {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                StandardCharsets.UTF_8))) {
+                StandardCharsets.UTF_8));
+             BufferedWriter copy = Files.newBufferedWriter(transcript, StandardCharsets.UTF_8)) {
             String l;
             while ((l = in.readLine()) != null) {
+                copy.write(l);
+                copy.newLine();
                 if (l.startsWith(ConsumerChild.PREFIX)) {
                     took(l.substring(ConsumerChild.PREFIX.length()));
                 }

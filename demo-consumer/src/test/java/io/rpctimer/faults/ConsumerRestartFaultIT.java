@@ -100,7 +100,7 @@ class ConsumerRestartFaultIT {
                 + handedOver + " calls HANDED_OVER" : "") + "; second process (same application, same journal"
                 + " directory) resumed " + resumed + " calls and delivered " + deliveredBySecond + " of them within "
                 + deliverMillis + " ms of the providers' recovery; " + duplicated.size() + " calls ran twice "
-                + duplicated + ", " + account.lost().size() + " lost.";
+                + ProcessAccount.brief(duplicated) + ", " + account.lost().size() + " lost.";
         Figures.of(10, stop == Stop.KILL ? 1 : 2, "10-consumer-restart-" + stop.name().toLowerCase(),
                         stop == Stop.KILL ? "consumer killed (kill -9), restarted" : "consumer stopped (SIGTERM),"
                                 + " restarted",
@@ -114,7 +114,7 @@ class ConsumerRestartFaultIT {
                             "what the first process's callers got");
                     assertEquals(0, completedWhileDown, "calls completed while every provider was failing");
                     assertTrue(all, "not every call delivered within " + DELIVER_WITHIN + ": lost "
-                            + account.lost() + "; second process: " + second.tail(5));
+                            + ProcessAccount.brief(account.lost()) + "; second process: " + second.tail(5));
                     assertEquals(Set.of(), account.lost(), "lost");
                     assertEquals(List.of(), providers.served().foreignRetryIds(), "attempts with another retry.id");
                     assertEquals(List.of(), account.severalOutcomesInOneProcess(), "several outcomes");

@@ -75,7 +75,7 @@ class JournalDownFaultIT {
                                         "what the callers got while the database was down");
                                 assertTrue(failuresDuring > 0, "no journal failure counted: " + c.tail(3));
                                 assertTrue(!warnings.isEmpty(), "no WARN about the journal in the consumer's log");
-                                assertTrue(all, "not every call delivered: lost " + account.lost());
+                                assertTrue(all, "not every call delivered: lost " + ProcessAccount.brief(account.lost()));
                                 assertEquals(Set.of(), account.lost(), "lost");
                                 assertEquals(ids.size(), delivered, "DELIVERED events");
                                 assertEquals(List.of(), account.severalOutcomesInOneProcess(), "several outcomes");

@@ -61,6 +61,11 @@ final class ProcessAccount {
         return out;
     }
 
+    /** @return for messages: how many ids, and the first ten */
+    static String brief(java.util.Collection<String> ids) {
+        return ids.size() + " " + ids.stream().limit(10).toList() + (ids.size() > 10 ? "..." : "");
+    }
+
     private String lastOutcome(String id) {
         String last = null;
         for (ConsumerProcess p : processes) {
