@@ -44,7 +44,10 @@ final class FailbackConfig {
     static final String JITTER = "failback.jitter";
     /** Which failures are retried: rpc (default), all, or names of exception classes the reference can load. */
     static final String RETRY_ON = "failback.retryon";
-    /** At the pending cap: reject (the caller gets an RpcException, default) or log. */
+    /**
+     * At the pending cap: reject (the caller gets an RpcException, default), log, or spill (per service, and only
+     * with a journal: the call is kept in the journal and put on the wheel when room frees).
+     */
     static final String OVERFLOW = "failback.overflow";
 
     /** The keys a method may override. */
@@ -108,6 +111,23 @@ final class FailbackConfig {
         return servicePolicy.maxPending();
     }
 
+    /** @return what happens past the cap for the reference (a method's own value decides only reject or log) */
+    OverflowPolicy overflow() {
+        return servicePolicy.overflow();
+    }
+
+    /**
+     * @param url     the reference's consumer URL
+     * @param durable whether the application keeps failed calls in a journal
+     * @throws IllegalArgumentException naming key and value, if {@code failback.overflow=spill} without a journal
+     */
+    void checkStore(URL url, boolean durable) {
+        if (overflow() == OverflowPolicy.SPILL && !durable) {
+            throw new Value(OVERFLOW, url.getParameter(OVERFLOW), url.getServiceInterface())
+                    .invalid("reject or log; spill needs a journal (failback.store=embedded or jdbc)");
+        }
+    }
+
     private static boolean overridesAnyKey(URL url, String method) {
         for (String key : KEYS) {
             if (methodValue(url, method, key) != null) {
@@ -160,10 +180,17 @@ final class FailbackConfig {
         }
         v = value(url, method, OVERFLOW, service);
         if (v != null) {
+            boolean perService = v.key.equals(OVERFLOW);
             b.overflow(switch (v.raw.trim().toLowerCase(Locale.ROOT)) {
                 case "reject" -> OverflowPolicy.REJECT;
                 case "log" -> OverflowPolicy.LOG;
-                default -> throw v.invalid("reject or log");
+                case "spill" -> {
+                    if (!perService) {
+                        throw v.invalid("reject or log (spill is set per service)");
+                    }
+                    yield OverflowPolicy.SPILL;
+                }
+                default -> throw v.invalid(perService ? "reject, log or spill" : "reject or log");
             });
         }
         return b.build();

@@ -1,5 +1,8 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.RetryJournal;
+import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.SlowLaneExecutor;
 import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
@@ -10,17 +13,21 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.apache.dubbo.common.URL;
 
 /**
  * What the {@code wheelfailback} invokers of one Dubbo application share: a lease on the JVM-wide wheel, a
  * future-timeout checker on it, the lanes retries are sent on (a reference whose sends are slow gets the slow lane),
- * and the set of calls with a retry pending, which {@link #close()} hands to the
- * {@link io.rpctimer.retry.RetryStore} when the application is destroyed.
+ * and the application's {@link RetryLifecycle}, which owns every failed call's life and hands the pending ones over
+ * when {@link #close()} runs (the application is destroyed). The lifecycle is built when the first reference of the
+ * application is created, with the store that reference's consumer URL names ({@link FailbackStore}).
  *
  * <p>A reference can also be destroyed while the application runs ({@code ReferenceConfig.destroy()}, a migration
  * rule replacing it). Dubbo then destroys its directory but never calls the cluster invoker, so while any retry is
- * pending a sweep on the wheel looks every {@value #SWEEP_MILLIS} ms for calls whose reference is gone and hands them
- * over; a reference's retries are handed over within about a second of its destruction, not when each comes due.
+ * pending a sweep on the wheel looks every {@value #SWEEP_MILLIS} ms for references that are gone and hands their
+ * retries over; a reference's retries are handed over within about a second of its destruction, not when each comes
+ * due.
  *
  * <p><b>Threading:</b> thread-safe.
  */
@@ -33,7 +40,12 @@ final class FailbackRuntime {
     private final Timer timer;
     private final FutureTimeoutChecker checker;
     private final SlowLaneExecutor lanes;
-    private final Set<RetryTimerTask> pending = ConcurrentHashMap.newKeySet();
+    /** Opens the application's journal (null for none) from the first reference's consumer URL. */
+    private final Function<URL, FailbackStore> stores;
+    private final Set<WheelFailbackClusterInvoker<?>> invokers = ConcurrentHashMap.newKeySet();
+    /** Guarded by this; built with the first reference. */
+    private RetryLifecycle lifecycle;
+    private FailbackStore store;
     private volatile boolean closed;
     /** Whether the sweep runs on the wheel by itself (tests may call {@link #sweep()} themselves instead). */
     private final boolean sweeps;
@@ -52,6 +64,7 @@ final class FailbackRuntime {
         this.timer = lease.timer();
         this.checker = new FutureTimeoutChecker(timer);
         this.lanes = SlowLaneExecutor.builder().threadNamePrefix("rpc-timer-retry").build();
+        this.stores = FailbackStore::open;
         this.sweeps = true;
     }
 
@@ -67,11 +80,17 @@ final class FailbackRuntime {
 
     /** As {@link #FailbackRuntime(Timer, SlowLaneExecutor)}, sweeping on {@code timer} by itself if {@code sweeps}. */
     FailbackRuntime(Timer timer, SlowLaneExecutor lanes, boolean sweeps) {
+        this(timer, lanes, sweeps, FailbackStore::open);
+    }
+
+    /** As above, with the stores opened by {@code stores} (tests). */
+    FailbackRuntime(Timer timer, SlowLaneExecutor lanes, boolean sweeps, Function<URL, FailbackStore> stores) {
         this.lease = null;
         this.timer = timer;
         this.checker = new FutureTimeoutChecker(timer);
         this.lanes = lanes;
         this.sweeps = sweeps;
+        this.stores = stores;
     }
 
     Timer timer() {
@@ -91,11 +110,59 @@ final class FailbackRuntime {
         return closed;
     }
 
-    void track(RetryTimerTask call) {
-        pending.add(call);
+    /**
+     * @param consumerUrl the consumer URL of the reference asking; the first one's names the application's store
+     * @return the application's lifecycle, built now if this is its first reference
+     * @throws IllegalArgumentException naming key and value, if the first reference's store keys are invalid
+     * @throws IllegalStateException    if the application is closed
+     */
+    synchronized RetryLifecycle lifecycle(URL consumerUrl) {
         if (closed) {
-            call.handOver(null); // lost the race with close(): hand over rather than leave it
-        } else if (sweeps && sweeping.compareAndSet(false, true)) {
+            throw new IllegalStateException("wheelfailback: the application of " + consumerUrl.getServiceKey()
+                    + " is destroyed");
+        }
+        if (lifecycle == null) {
+            String application = application(consumerUrl);
+            FailbackStore opened = stores.apply(consumerUrl);
+            RetryJournal journal = opened.journal();
+            lifecycle = RetryLifecycle.builder(application).timer(timer)
+                    .executor(task -> lanes.execute(this, task)).journal(journal)
+                    .listener(event -> onEvent(event, opened)).build();
+            store = opened;
+            WheelFailback.register(lifecycle);
+        }
+        return lifecycle;
+    }
+
+    /** @return the store of the application, or null before its first reference */
+    synchronized FailbackStore store() {
+        return store;
+    }
+
+    static String application(URL url) {
+        String name = url.getApplication();
+        if (name == null || name.isEmpty()) {
+            name = url.getOrDefaultApplicationModel().tryGetApplicationName();
+        }
+        return name == null || name.isEmpty() ? "unnamed" : name;
+    }
+
+    private void onEvent(RetryEvent event, FailbackStore opened) {
+        WheelFailback.emit(event, opened);
+        if (event.type() == RetryEvent.Type.SCHEDULED) {
+            startSweep();
+        } else if (event.isOutcome()) {
+            stopSweepIfIdle();
+        }
+    }
+
+    /** A reference of this application was created: the sweep watches it. */
+    void track(WheelFailbackClusterInvoker<?> invoker) {
+        invokers.add(invoker);
+    }
+
+    private void startSweep() {
+        if (sweeps && !closed && sweeping.compareAndSet(false, true)) {
             scheduleSweep();
         }
     }
@@ -109,58 +176,71 @@ final class FailbackRuntime {
     }
 
     /**
-     * Hands over the pending calls whose reference was destroyed. While calls are pending and the runtime is open,
-     * the sweep puts itself back on the wheel.
+     * Hands over the pending calls of references that were destroyed. While calls are pending and the runtime is
+     * open, the sweep puts itself back on the wheel.
      */
     void sweep() {
-        for (RetryTimerTask call : pending) {
-            if (call.owner().isGone()) {
-                call.handOver(null);
+        for (WheelFailbackClusterInvoker<?> invoker : invokers) {
+            if (invoker.isGone()) {
+                invoker.handOver();
             }
         }
         if (!sweeps || closed) {
             return;
         }
-        if (!pending.isEmpty()) {
+        if (pending() > 0) {
             scheduleSweep();
             return;
         }
         sweeping.set(false);
-        if (!pending.isEmpty() && sweeping.compareAndSet(false, true)) {
-            scheduleSweep(); // a call came in between the check and the reset
+        if (pending() > 0) {
+            startSweep(); // a call came in between the check and the reset
         }
     }
 
-    /** @return whether the call was tracked */
-    boolean untrack(RetryTimerTask call) {
-        if (!pending.remove(call)) {
-            return false;
-        }
+    private void stopSweepIfIdle() {
         Timeout t = sweep;
         // a sweep already running (cancel fails) finds nothing pending and stops by itself
-        if (pending.isEmpty() && t != null && t.cancel()) {
+        if (pending() == 0 && t != null && t.cancel()) {
             sweeping.set(false);
-            if (!pending.isEmpty() && sweeping.compareAndSet(false, true)) {
-                scheduleSweep(); // a call came in meanwhile
-            }
-        }
-        return true;
-    }
-
-    /** Hands the pending retries of {@code owner}, a reference being destroyed, to the store. */
-    void handOver(WheelFailbackClusterInvoker<?> owner) {
-        for (RetryTimerTask call : pending) {
-            if (call.owner() == owner) {
-                call.handOver(null);
+            if (pending() > 0) {
+                startSweep(); // a call came in meanwhile
             }
         }
     }
 
-    /** Hands every pending retry to the store, then gives the wheel back. */
+    private int pending() {
+        int n = 0;
+        for (WheelFailbackClusterInvoker<?> invoker : invokers) {
+            n += invoker.pendingRetries();
+        }
+        return n;
+    }
+
+    /** The reference {@code invoker} is gone: the sweep no longer watches it. */
+    void forget(WheelFailbackClusterInvoker<?> invoker) {
+        invokers.remove(invoker);
+    }
+
+    /** Hands every pending retry over (to the journal, or the store), then gives the wheel back. */
     void close() {
-        closed = true;
-        for (RetryTimerTask call : pending) {
-            call.handOver(null);
+        RetryLifecycle l;
+        FailbackStore s;
+        synchronized (this) {
+            closed = true;
+            l = lifecycle;
+            s = store;
+        }
+        if (l != null) {
+            l.close();
+            WheelFailback.unregister(l);
+        }
+        if (s != null) {
+            s.close();
+        }
+        Timeout t = sweep;
+        if (t != null) {
+            t.cancel();
         }
         lanes.shutdown();
         if (lease != null) {

@@ -15,7 +15,7 @@ import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.apache.dubbo.common.constants.LoggerCodeConstants;
 import org.apache.dubbo.common.logger.ErrorTypeAwareLogger;
 import org.apache.dubbo.common.logger.LoggerFactory;
@@ -70,6 +70,22 @@ public final class WheelFailback {
         store = retryStore;
     }
 
+    /**
+     * Keeps the failed calls of {@code application} in the database behind {@code dataSource} (the {@code jdbc}
+     * store, with leases, for a fleet). Call it before the application's first {@code wheelfailback} reference is
+     * created; it applies unless that reference's URL sets {@code failback.store} to another kind.
+     *
+     * @param application the Dubbo application name; not null
+     * @param dataSource  the database; not null
+     */
+    public static void useJournalDataSource(String application, DataSource dataSource) {
+        if (application == null || dataSource == null) {
+            throw new NullPointerException((application == null ? "application" : "dataSource")
+                    + ": null (expected: not null)");
+        }
+        FailbackStore.useDataSource(application, dataSource);
+    }
+
     /** @return the store that receives the retries pending at shutdown */
     public static RetryStore retryStore() {
         return store;
@@ -108,44 +124,42 @@ public final class WheelFailback {
     }
 
     /**
-     * Counts one step of a failed call, tells the listeners (the event is built only if someone listens) and logs
-     * outcomes.
+     * Counts one step of a failed call, tells the listeners and logs outcomes: the listener every application's
+     * {@link RetryLifecycle} calls.
+     *
+     * @param store where the application keeps its calls, named when a call is handed over
      */
-    static void emit(RetryEvent.Type type, RetryTimerTask call, int attempt, String provider, long delayNanos,
-                     Throwable failure) {
-        COUNTERS.record(type);
-        if (!LISTENERS.isEmpty()) {
-            RetryEvent event = new RetryEvent(type, call.retryId(), call.service(), call.method(), attempt, provider,
-                    TimeUnit.NANOSECONDS.toMillis(delayNanos), failure, System.currentTimeMillis());
-            for (RetryListener l : LISTENERS) {
-                try {
-                    l.onEvent(event);
-                } catch (Throwable t) {
-                    COUNTERS.listenerError();
-                    LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "a RetryListener threw", "",
-                            "RetryListener " + l + " threw on " + type + " of retry.id=" + call.retryId()
-                                    + "; ignored", t);
-                }
+    static void emit(RetryEvent event, FailbackStore store) {
+        COUNTERS.record(event.type());
+        for (RetryListener l : LISTENERS) {
+            try {
+                l.onEvent(event);
+            } catch (Throwable t) {
+                COUNTERS.listenerError();
+                LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "a RetryListener threw", "",
+                        "RetryListener " + l + " threw on " + event.type() + " of retry.id=" + event.retryId()
+                                + "; ignored", t);
             }
         }
-        if (type.outcome() != null) {
-            logOutcome(type, call, attempt, provider, failure);
+        if (event.isOutcome()) {
+            logOutcome(event, store);
         }
     }
 
-    private static void logOutcome(RetryEvent.Type type, RetryTimerTask call, int attempt, String provider,
-                                   Throwable failure) {
-        String what = "wheelfailback " + type + " " + call.service() + "." + call.method() + "() retry.id="
-                + call.retryId();
-        switch (type) {
-            case DELIVERED -> LOG.info(what + " on retry " + attempt + " via " + provider);
+    private static void logOutcome(RetryEvent e, FailbackStore store) {
+        String what = "wheelfailback " + e.type() + " " + e.application() + " " + e.service() + "." + e.method()
+                + "() retry.id=" + e.retryId();
+        Throwable failure = e.failure();
+        switch (e.type()) {
+            case DELIVERED -> LOG.info(what + " on retry " + e.attempt() + " via " + e.provider());
             case ABANDONED -> LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "retries exhausted", "",
-                    what + " after " + attempt + " retries; last failure: " + describe(failure));
+                    what + " after " + e.attempt() + " retries; last failure: " + describe(failure));
             case REJECTED -> LOG.warn(LoggerCodeConstants.CLUSTER_TIMER_RETRY_FAILED, "pending retry cap reached", "",
                     what + ": " + describe(failure));
             default -> LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "consumer shutting down", "",
-                    what + " with retry " + attempt + " pending, to " + store
-                            + (failure == null ? "" : "; " + describe(failure)));
+                    what + " with retry " + e.attempt() + " pending, "
+                            + (store.journal() != null ? "kept in " + store.describe() + "; resumes at the next start"
+                            : "to " + WheelFailback.store) + (failure == null ? "" : "; " + describe(failure)));
         }
     }
 

@@ -1,8 +1,13 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.retry.Admission;
+import io.rpctimer.retry.AttemptResult;
+import io.rpctimer.retry.FailedCall;
 import io.rpctimer.retry.OverflowPolicy;
-import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.PendingRetry;
+import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryPolicy;
+import io.rpctimer.retry.RetryReference;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
@@ -10,9 +15,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.constants.CommonConstants;
@@ -69,9 +75,10 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     private final FailbackConfig config;
     private final FailbackRuntime runtime;
-    private final AtomicInteger pending = new AtomicInteger();
-    /** The last failure message a pending call kept; any thread writes it, a stale read only costs a copy. */
-    private volatile String lastMessage;
+    /** This reference's part of the application's retry lifecycle, which owns every failed call's life. */
+    private final RetryReference<Snapshot> retries;
+    /** Serializes failed calls for the journal; null when the application keeps them in memory only. */
+    private final CallCodec codec;
     /** The last parameter types a pending call kept (Dubbo's proxy makes a new array per call); as above. */
     private volatile Class<?>[] lastTypes;
 
@@ -82,6 +89,24 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         super(directory);
         this.config = FailbackConfig.from(getUrl(), directory.getInterface());
         this.runtime = runtime;
+        URL url = getUrl();
+        RetryLifecycle lifecycle = runtime.lifecycle(url);
+        boolean durable = runtime.store().journal() != null;
+        config.checkStore(url, durable);
+        this.codec = durable ? new CallCodec(url) : null;
+        RetryReference.Builder<Snapshot> b = lifecycle.reference(url.getServiceKey(), this::send)
+                .service(getInterface().getName()).policies(config::policy)
+                .limits(config.maxPending(), config.overflow())
+                .executor(task -> runtime.lanes().execute(this, task))
+                .handOverSink(this::toStore);
+        if (codec != null) {
+            b.decoder(entry -> codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey()));
+        }
+        this.retries = b.build();
+        runtime.track(this);
+        for (int resumed = retries.resume(); resumed > 0; resumed--) {
+            WheelFailback.counters().callFailed(); // a failed call of this run from now on, as the lifecycle counts it
+        }
     }
 
     /**
@@ -204,51 +229,41 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /**
-     * Counts the failed call and schedules its first retry, or rejects it at the pending cap.
+     * Counts the failed call and hands it to the lifecycle, which schedules its first retry, or rejects it at the
+     * pending cap.
      *
      * @return the exception the caller must get, or null if the caller gets the empty result
      */
     private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure) {
-        RetryPolicy policy = policy(invocation);
-        RetryTimerTask call = new RetryTimerTask(this, policy,
-                Snapshot.of(invocation, shared(invocation.getParameterTypes())), consumerUrl,
-                invocation.getAttachment(WheelFailback.RETRY_ID), provider);
+        Snapshot snapshot = Snapshot.of(invocation, shared(invocation.getParameterTypes()), consumerUrl);
+        String retryId = invocation.getAttachment(WheelFailback.RETRY_ID);
         WheelFailback.counters().callFailed();
-        if (policy.retries() == 0) {
-            // Dubbo's meaning of retries=0: no retry. The failure is still an outcome someone can see.
-            call.end(RetryEvent.Type.ABANDONED, 0, provider, failure);
+        byte[] payload = codec == null ? null : codec.encode(snapshot);
+        Admission admission = retries.admit(snapshot.method(), retryId, snapshot, payload, provider, failure, false);
+        if (isGone()) {
+            handOver(); // destroyed while this call failed: the sweep may have missed it
+        }
+        if (admission.kind() != Admission.Kind.REJECTED
+                || config.policy(snapshot.method()).overflow() == OverflowPolicy.LOG) {
             return null;
         }
-        if (pending.incrementAndGet() > config.maxPending()) {
-            pending.decrementAndGet();
-            RpcException rejected = new RpcException(RpcException.LIMIT_EXCEEDED_EXCEPTION, "wheelfailback rejected "
-                    + call.service() + "." + call.method() + "() retry.id=" + call.retryId() + ": "
-                    + config.maxPending() + " retries already pending (failbacktasks=" + config.maxPending()
-                    + "); the call failed with " + WheelFailback.describe(failure), failure);
-            call.end(RetryEvent.Type.REJECTED, 0, provider, rejected);
-            return policy.overflow() == OverflowPolicy.REJECT ? rejected : null;
-        }
-        runtime.track(call);
-        call.start(failure);
-        if (isGone()) {
-            call.handOver(null); // destroyed while this call failed: destroy() may have missed it
-        }
-        return null;
-    }
-
-    /** Called by a call when it ends, whatever the outcome. */
-    void released(RetryTimerTask call) {
-        if (runtime.untrack(call)) {
-            pending.decrementAndGet();
-        }
+        return new RpcException(RpcException.LIMIT_EXCEEDED_EXCEPTION, "wheelfailback rejected "
+                + getInterface().getName() + "." + snapshot.method() + "() retry.id=" + retryId + ": "
+                + admission.reason() + "; the call failed with " + WheelFailback.describe(failure), failure);
     }
 
     /**
-     * Sends the next retry of {@code call} asynchronously, on the calling (executor) thread, and reports back to it.
-     * Nothing here waits for the reply.
+     * Sends one retry of {@code call} asynchronously, on the calling (lane) thread, and returns its reply. Nothing
+     * here waits for the reply: it completes when the provider answers or the per-attempt timeout fires.
      */
-    void sendRetry(RetryTimerTask call) {
-        RpcInvocation inv = attempt(call);
+    private CompletionStage<AttemptResult> send(FailedCall<Snapshot> call, int attempt) {
+        if (isGone()) {
+            handOver(); // ends this call too: its reply below is ignored
+            return CompletableFuture.completedFuture(AttemptResult.failed(null, new RpcException(
+                    "wheelfailback: the reference of " + call.serviceKey() + " is destroyed"), false));
+        }
+        Snapshot snapshot = call.payload();
+        RpcInvocation inv = attempt(snapshot, call.retryId(), attempt);
         String provider = null;
         try {
             List<Invoker<T>> invokers = list(inv);
@@ -257,43 +272,67 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                     tried(invokers, call.lastProvider()));
             provider = address(target);
             call.sent(provider);
-            Result result = invokeWithContextAsync(target, inv, call.consumerUrl());
+            Result result = invokeWithContextAsync(target, inv, snapshot.consumerUrl());
             String sentTo = provider;
-            if (result instanceof AsyncRpcResult async) {
-                CompletableFuture<AppResponse> reply = async.getResponseFuture();
-                long timeoutMillis = RpcUtils.getTimeout(getUrl(), inv.getMethodName(),
-                        RpcContext.getClientAttachment(), inv, CommonConstants.DEFAULT_TIMEOUT);
-                runtime.checker().watch(reply, timeoutMillis, TimeUnit.MILLISECONDS, ms -> new RpcException(
-                        RpcException.TIMEOUT_EXCEPTION, "wheelfailback retry " + call.attempt() + " of retry.id="
-                        + call.retryId() + " to " + sentTo + " timed out after " + ms + " ms"), null);
-                reply.whenComplete((response, failure) -> onRetryReply(call, sentTo, response, failure));
-            } else {
-                onRetryReply(call, sentTo, result, null);
+            if (!(result instanceof AsyncRpcResult async)) {
+                return CompletableFuture.completedFuture(reply(sentTo, result, null));
             }
+            CompletableFuture<AppResponse> reply = async.getResponseFuture();
+            long timeoutMillis = RpcUtils.getTimeout(getUrl(), inv.getMethodName(),
+                    RpcContext.getClientAttachment(), inv, CommonConstants.DEFAULT_TIMEOUT);
+            Executor completeOn = async.getExecutor();
+            runtime.checker().watch(reply, timeoutMillis, TimeUnit.MILLISECONDS, ms -> new RpcException(
+                    RpcException.TIMEOUT_EXCEPTION, "wheelfailback retry " + attempt + " of retry.id="
+                    + call.retryId() + " to " + sentTo + " timed out after " + ms + " ms"), completeOn);
+            return reply.handle((response, failure) -> reply(sentTo, response, failure));
         } catch (Throwable t) {
-            call.failed(provider, t, Failures.isRpcFailure(t));
+            return CompletableFuture.completedFuture(AttemptResult.failed(provider, t, Failures.isRpcFailure(t)));
         }
     }
 
     /**
-     * Hands this reference's pending retries to the store now. Dubbo's own chain does not call this when a
+     * Hands this reference's pending retries over now. Dubbo's own chain does not call this when a
      * {@code ReferenceConfig} is destroyed (its cluster filter invoker destroys only the directory): that case is
      * found by {@link FailbackRuntime}'s sweep.
      */
     @Override
     public void destroy() {
         super.destroy();
-        runtime.handOver(this);
+        handOver();
     }
 
-    private static void onRetryReply(RetryTimerTask call, String provider, Result response, Throwable failure) {
+    /** The reference is gone: its pending retries are HANDED_OVER, and later failures too. */
+    void handOver() {
+        retries.destroy();
+        runtime.forget(this);
+    }
+
+    private static AttemptResult reply(String provider, Result response, Throwable failure) {
         if (failure != null) {
-            call.failed(provider, Failures.unwrap(failure), Failures.isRpcFailureOfFuture(failure));
-        } else if (response.hasException()) {
-            call.failed(provider, response.getException(), Failures.isRpcFailureInResult(response.getException()));
-        } else {
-            call.delivered(provider);
+            return AttemptResult.failed(provider, Failures.unwrap(failure), Failures.isRpcFailureOfFuture(failure));
         }
+        if (response.hasException()) {
+            Throwable e = response.getException();
+            return AttemptResult.failed(provider, e, Failures.isRpcFailureInResult(e));
+        }
+        return AttemptResult.delivered(provider);
+    }
+
+    /** What a call handed over without a journal leaves in the {@link io.rpctimer.retry.RetryStore}. */
+    private void toStore(FailedCall<Snapshot> call) throws Exception {
+        Snapshot snapshot = call.payload();
+        Map<String, String> attachments = new HashMap<>();
+        snapshot.attachments().forEach((k, v) -> attachments.put(k, String.valueOf(v)));
+        attachments.put(WheelFailback.RETRY_ID, call.retryId());
+        Class<?>[] types = snapshot.parameterTypes();
+        String[] typeNames = new String[types.length];
+        for (int i = 0; i < types.length; i++) {
+            typeNames[i] = types[i].getName();
+        }
+        URL url = getUrl();
+        WheelFailback.retryStore().handOver(new PendingRetry(call.retryId(), getInterface().getName(),
+                url.getGroup(), url.getVersion(), snapshot.invokedMethod(), typeNames, snapshot.arguments(),
+                Map.copyOf(attachments), call.attempt() + 1, call.lastFailure(), System.currentTimeMillis()));
     }
 
     /**
@@ -313,11 +352,11 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /** A fresh invocation for one retry: async, with the retry attachments. */
-    private static RpcInvocation attempt(RetryTimerTask call) {
-        RpcInvocation inv = call.snapshot().toInvocation();
+    private static RpcInvocation attempt(Snapshot snapshot, String retryId, int attempt) {
+        RpcInvocation inv = snapshot.toInvocation();
         inv.setInvokeMode(InvokeMode.ASYNC);
-        inv.setAttachment(WheelFailback.RETRY_ID, call.retryId());
-        inv.setAttachment(WheelFailback.RETRY_ATTEMPT, String.valueOf(call.attempt()));
+        inv.setAttachment(WheelFailback.RETRY_ID, retryId);
+        inv.setAttachment(WheelFailback.RETRY_ATTEMPT, String.valueOf(attempt));
         return inv;
     }
 
@@ -345,12 +384,13 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      * per-invoker state). No invoke mode: every retry goes out async.
      *
      * @param invokedMethod the method as invoked ({@code $invoke} for a generic call)
+     * @param consumerUrl   the consumer URL the call was made with (shared by the reference's calls), or null
      */
     record Snapshot(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
                     String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, Object[] arguments,
-                    Map<String, Object> attachments, Map<Object, Object> attributes) {
+                    Map<String, Object> attachments, Map<Object, Object> attributes, URL consumerUrl) {
 
-        static Snapshot of(Invocation inv, Class<?>[] parameterTypes) {
+        static Snapshot of(Invocation inv, Class<?>[] parameterTypes, URL consumerUrl) {
             Map<String, Object> attachments = new HashMap<>();
             inv.getObjectAttachments().forEach((k, v) -> {
                 if (v != null && !k.equals(WheelFailback.RETRY_ID) && !k.equals(WheelFailback.RETRY_ATTEMPT)) {
@@ -366,7 +406,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             Object[] arguments = inv.getArguments();
             return new Snapshot(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
                     inv.getServiceName(), inv.getProtocolServiceKey(), parameterTypes,
-                    arguments == null ? null : arguments.clone(), Map.copyOf(attachments), Map.copyOf(attributes));
+                    arguments == null ? null : arguments.clone(), Map.copyOf(attachments), Map.copyOf(attributes),
+                    consumerUrl);
         }
 
         /** @return the method the caller means: for a generic call, the one it names (as {@code RpcUtils}) */
@@ -388,19 +429,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return invoker == null ? null : invoker.getUrl().getAddress();
     }
 
-    /**
-     * @return {@code message}, or an equal string kept earlier: a burst of identical failures (every provider gone)
-     *         keeps one copy of its message rather than one per pending call
-     */
-    String shared(String message) {
-        String last = lastMessage;
-        if (message.equals(last)) {
-            return last;
-        }
-        lastMessage = message;
-        return message;
-    }
-
     /** @return {@code types}, or an equal array kept earlier: calls of one method keep one array between them */
     private Class<?>[] shared(Class<?>[] types) {
         Class<?>[] last = lastTypes;
@@ -411,10 +439,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return types;
     }
 
-    FailbackRuntime runtime() {
-        return runtime;
-    }
-
     /** @return whether the reference was destroyed, so that retries must stop */
     boolean isGone() {
         return isDestroyed() || getDirectory().isDestroyed();
@@ -422,6 +446,11 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     /** @return retries of this reference pending now */
     int pendingRetries() {
-        return pending.get();
+        return retries.pending();
+    }
+
+    /** @return this reference's retries (tests) */
+    RetryReference<Snapshot> retries() {
+        return retries;
     }
 }

@@ -1,5 +1,6 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.retry.FailedCall;
 import io.rpctimer.wheel.Timeout;
 import io.rpctimer.wheel.Timer;
 import io.rpctimer.wheel.TimerStats;
@@ -24,14 +25,14 @@ final class ManualTimer implements Timer {
         return s;
     }
 
-    /** @return the live timeouts whose task is a {@link RetryTimerTask} */
+    /** @return the live timeouts whose task is a failed call's retry */
     List<Scheduled> retries() {
-        return scheduled.stream().filter(s -> s.task instanceof RetryTimerTask && s.isLive()).toList();
+        return scheduled.stream().filter(s -> s.task instanceof FailedCall && s.isLive()).toList();
     }
 
     /** @return the live timeouts of the future-timeout checker */
     List<Scheduled> attemptTimeouts() {
-        return scheduled.stream().filter(s -> !(s.task instanceof RetryTimerTask) && s.isLive()).toList();
+        return scheduled.stream().filter(s -> !(s.task instanceof FailedCall) && s.isLive()).toList();
     }
 
     /** Runs the only live retry timeout. */

@@ -689,9 +689,11 @@ class WheelFailbackClusterInvokerTest {
         given(directory.list(any())).willReturn(List.of()); // the retry finds no provider: pending again
         timer.fireRetry();
         assertEquals(1, cluster.pendingRetries());
-        java.lang.reflect.Field f = FailbackRuntime.class.getDeclaredField("pending");
+        java.lang.reflect.Field f = io.rpctimer.retry.RetryReference.class.getDeclaredField("calls");
         f.setAccessible(true);
-        for (Object call : (java.util.Set<?>) f.get(runtime)) {
+        java.util.Set<?> calls = (java.util.Set<?>) f.get(cluster.retries());
+        assertEquals(1, calls.size());
+        for (Object call : calls) {
             Retained.assertNone(call, Throwable.class, Invoker.class,
                     org.apache.dubbo.common.profiler.ProfilerEntry.class);
         }
