@@ -85,7 +85,7 @@ public final class ConsumerChild {
 
     private void run(String[] args) throws Exception {
         DubboNode.disableDubboShutdownHooks(); // ours below destroys the application, and prints that it did
-        DemoConsumer.Options options = DemoConsumer.options(args[0]).name(args[1]).timeout(Duration.ofMillis(500));
+        DemoConsumer.Options options = DemoConsumer.options(args[0]).name(args[1]).timeout(Duration.ofSeconds(2));
         for (int i = 4; i < args.length; i++) {
             int eq = args[i].indexOf('=');
             options.parameter(args[i].substring(0, eq), args[i].substring(eq + 1));
@@ -152,6 +152,7 @@ public final class ConsumerChild {
         if (!stopped.compareAndSet(false, true) || consumer == null) {
             return;
         }
+        line("STOPPING");
         consumer.close();
         stats();
         WheelFailback.removeListener(printer);

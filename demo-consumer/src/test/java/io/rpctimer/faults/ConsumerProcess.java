@@ -44,8 +44,10 @@ final class ConsumerProcess implements AutoCloseable {
     private final List<String> lines = new ArrayList<>(); // guarded by this
     private final Map<String, String> lastStep = new HashMap<>(); // guarded by this
     private final Map<String, Long> firstRetryReadNanos = new TreeMap<>(); // guarded by this
+    private final Map<String, Set<Integer>> failedAttempts = new HashMap<>(); // guarded by this
     private final Map<String, List<String>> outcomes = new TreeMap<>(); // guarded by this
     private Map<String, Long> stats = Map.of(); // guarded by this
+    private final Map<String, Long> maxStats = new HashMap<>(); // guarded by this
 
     private ConsumerProcess(String name, Process process, Path transcript) {
         this.name = name;
@@ -103,6 +105,8 @@ final class ConsumerProcess implements AutoCloseable {
             lastStep.put(w[2], w[1]);
             if (w[1].equals("SENT")) {
                 firstRetryReadNanos.putIfAbsent(w[2], System.nanoTime());
+            } else if (w[1].equals("FAILED")) {
+                failedAttempts.computeIfAbsent(w[2], k -> new TreeSet<>()).add(Integer.parseInt(w[3]));
             }
             if (List.of("DELIVERED", "ABANDONED", "REJECTED", "HANDED_OVER").contains(w[1])) {
                 outcomes.computeIfAbsent(w[2], k -> new ArrayList<>()).add(w[1]);
@@ -112,6 +116,7 @@ final class ConsumerProcess implements AutoCloseable {
             for (int i = 1; i < w.length; i++) {
                 String[] kv = w[i].split("=");
                 m.put(kv[0], Long.parseLong(kv[1]));
+                maxStats.merge(kv[0], Long.parseLong(kv[1]), Math::max);
             }
             stats = m;
         }
@@ -134,15 +139,19 @@ final class ConsumerProcess implements AutoCloseable {
         return lines.stream().filter(l -> l.startsWith(start)).findFirst().orElse(null);
     }
 
-    /** SIGKILL (kill -9), then waits for the end and for every line the process wrote. */
+    /**
+     * SIGKILL (kill -9), then waits for the end and for every line the process wrote. Through the process handle:
+     * {@code Process.destroyForcibly()} sends the same signal but also closes our end of the pipes, losing what the
+     * process wrote and we had not read yet.
+     */
     void kill() throws InterruptedException {
-        process.destroyForcibly();
+        process.toHandle().destroyForcibly();
         ended();
     }
 
     /** SIGTERM: the child destroys its Dubbo application (pending retries HANDED_OVER) and exits. */
     void stop() throws InterruptedException {
-        process.destroy();
+        process.toHandle().destroy();
         ended();
     }
 
@@ -189,6 +198,11 @@ final class ConsumerProcess implements AutoCloseable {
         return ids;
     }
 
+    /** @return whether this process reported retry {@code attempt} of {@code retryId} FAILED (e.g. timed out) */
+    synchronized boolean failed(String retryId, int attempt) {
+        return failedAttempts.getOrDefault(retryId, Set.of()).contains(attempt);
+    }
+
     /** @return retry id to the outcome events this process printed for it */
     synchronized Map<String, List<String>> outcomes() {
         Map<String, List<String>> copy = new TreeMap<>();
@@ -196,9 +210,17 @@ final class ConsumerProcess implements AutoCloseable {
         return copy;
     }
 
-    /** @return the last STATS line, parsed; 0 for a missing key */
+    /** @return the value of {@code key} in the last STATS line; 0 for a missing key */
     synchronized long stat(String key) {
         return stats.getOrDefault(key, 0L);
+    }
+
+    /**
+     * @return the highest value of {@code key} in any STATS line: for the lifecycle's counters, which go with the
+     *     lifecycle when the application stops
+     */
+    synchronized long maxStat(String key) {
+        return maxStats.getOrDefault(key, 0L);
     }
 
     /** @return the last {@code n} lines, for failure messages */

@@ -1,10 +1,12 @@
 package io.rpctimer.faults;
 
+import io.rpctimer.demo.provider.ledger.CallOutcome;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -46,6 +48,32 @@ final class ProcessAccount {
         Set<String> dups = new TreeSet<>();
         ids.stream().filter(id -> providers.completions(id) > 1).forEach(dups::add);
         return dups;
+    }
+
+    /**
+     * The duplicates a restart must not cause. A call may run twice at the providers for two reasons only: its retry
+     * was in flight when a process ended ({@code inFlight}), or an attempt completed at a provider after its
+     * consumer had given up on it (a timeout: the process reported that attempt FAILED and sent the next), which is
+     * at-least-once delivery without any restart. Anything else (an attempt completed twice, a completion its
+     * consumer never gave up on) means a call was sent by two processes, or resumed twice.
+     *
+     * @return the duplicated ids neither reason explains, with their attempts at the providers
+     */
+    Map<String, List<ProviderRecorder.Served>> unexplainedDuplicates(Set<String> inFlight) {
+        Map<String, List<ProviderRecorder.Served>> out = new TreeMap<>();
+        for (String id : duplicated()) {
+            List<ProviderRecorder.Served> done = providers.served().served(id).stream()
+                    .filter(s -> s.outcome() == CallOutcome.COMPLETED).toList();
+            boolean distinctAttempts = done.stream().map(ProviderRecorder.Served::attempt).distinct().count()
+                    == done.size();
+            int lastAttempt = done.stream().mapToInt(ProviderRecorder.Served::attempt).max().orElse(0);
+            boolean givenUp = done.stream().filter(s -> s.attempt() != lastAttempt)
+                    .allMatch(s -> processes.stream().anyMatch(p -> p.failed(id, s.attempt())));
+            if (!inFlight.contains(id) && !(distinctAttempts && givenUp)) {
+                out.put(id, providers.served().served(id));
+            }
+        }
+        return out;
     }
 
     /** @return the ids some process printed several outcomes for: never right */
