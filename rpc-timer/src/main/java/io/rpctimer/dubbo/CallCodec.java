@@ -90,12 +90,11 @@ final class CallCodec {
     /**
      * @param model              the reference's service model (the consumer model), or null
      * @param protocolServiceKey the reference's protocol service key
-     * @return the journal entry rebuilt as a call of this reference
+     * @return the journal entry rebuilt as an invocation of this reference
      * @throws IOException if the payload is torn, corrupt, or of a serialization this reference does not use
      */
-    WheelFailbackClusterInvoker.Snapshot decode(RetryJournalEntry entry, ServiceModel model,
-                                                String protocolServiceKey) throws IOException,
-            ClassNotFoundException {
+    RpcInvocation decode(RetryJournalEntry entry, ServiceModel model, String protocolServiceKey)
+            throws IOException, ClassNotFoundException {
         ByteArrayInputStream bytes = new ByteArrayInputStream(entry.payload());
         DataInputStream header = new DataInputStream(bytes);
         byte format = header.readByte();
@@ -122,6 +121,6 @@ final class CallCodec {
         if (model instanceof ConsumerModel) {
             inv.put(Constants.CONSUMER_MODEL, model);
         }
-        return WheelFailbackClusterInvoker.Snapshot.of(inv, types, url);
+        return inv;
     }
 }

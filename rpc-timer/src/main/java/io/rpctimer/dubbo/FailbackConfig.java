@@ -1,8 +1,10 @@
 package io.rpctimer.dubbo;
 
 import io.rpctimer.retry.OverflowPolicy;
+import io.rpctimer.retry.RetryBudget;
 import io.rpctimer.retry.RetryOn;
 import io.rpctimer.retry.RetryPolicy;
+import io.rpctimer.wheel.Ticker;
 import java.lang.reflect.Method;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -21,7 +23,8 @@ import org.apache.dubbo.common.URL;
  *
  * <p>Keys (per service, or per method as {@code <method>.<key>}, e.g. from {@code <dubbo:method>}):
  * {@value #RETRIES}, {@value #DELAY}, {@value #MULTIPLIER}, {@value #MAX_DELAY}, {@value #JITTER},
- * {@value #RETRY_ON}, {@value #OVERFLOW}; and per service only, as in Dubbo, {@value #FAILBACK_TASKS}.
+ * {@value #RETRY_ON}, {@value #OVERFLOW}; and per service only, as in Dubbo, {@value #FAILBACK_TASKS}, and
+ * {@value #BUDGET_RATIO}, {@value #BUDGET_MIN_RATE}.
  *
  * <p><b>Threading:</b> immutable, thread-safe.
  */
@@ -50,15 +53,32 @@ final class FailbackConfig {
      */
     static final String OVERFLOW = "failback.overflow";
 
+    /**
+     * Per service: tokens a successful first attempt deposits in the reference's retry budget, i.e. the most retries
+     * may be of the recent successful calls. Default {@value #DEFAULT_BUDGET_RATIO} (Finagle's).
+     */
+    static final String BUDGET_RATIO = "failback.budget.ratio";
+    /** Per service: retries per second the budget allows whatever the successes. Default {@value #DEFAULT_BUDGET_MIN_RATE}. */
+    static final String BUDGET_MIN_RATE = "failback.budget.minrate";
+    static final double DEFAULT_BUDGET_RATIO = 0.2;
+    static final double DEFAULT_BUDGET_MIN_RATE = 10;
+    /** How far back a successful call counts for the budget, in seconds. */
+    static final long BUDGET_WINDOW_SECONDS = 10;
+
     /** The keys a method may override. */
     private static final List<String> KEYS = List.of(RETRIES, DELAY, MULTIPLIER, MAX_DELAY, JITTER, RETRY_ON, OVERFLOW);
 
     private final RetryPolicy servicePolicy;
     private final Map<String, RetryPolicy> methodPolicies;
+    private final double budgetRatio;
+    private final double budgetMinRate;
 
-    private FailbackConfig(RetryPolicy servicePolicy, Map<String, RetryPolicy> methodPolicies) {
+    private FailbackConfig(RetryPolicy servicePolicy, Map<String, RetryPolicy> methodPolicies, double budgetRatio,
+                           double budgetMinRate) {
         this.servicePolicy = servicePolicy;
         this.methodPolicies = methodPolicies;
+        this.budgetRatio = budgetRatio;
+        this.budgetMinRate = budgetMinRate;
     }
 
     /**
@@ -76,7 +96,24 @@ final class FailbackConfig {
                 methodPolicies.put(name, policy(url, name, service, loader));
             }
         }
-        return new FailbackConfig(servicePolicy, Map.copyOf(methodPolicies));
+        Value ratio = value(url, null, BUDGET_RATIO, service);
+        double budgetRatio = ratio == null ? DEFAULT_BUDGET_RATIO : ratio.parseDouble(0, 1e6, "a number >= 0");
+        Value minRate = value(url, null, BUDGET_MIN_RATE, service);
+        double budgetMinRate = minRate == null ? DEFAULT_BUDGET_MIN_RATE
+                : minRate.parseDouble(0, 1e9, "retries per second >= 0");
+        if (budgetRatio == 0 && budgetMinRate == 0) {
+            throw minRate.invalid("retries per second > 0 when " + BUDGET_RATIO + " is 0");
+        }
+        return new FailbackConfig(servicePolicy, Map.copyOf(methodPolicies), budgetRatio, budgetMinRate);
+    }
+
+    /**
+     * @param ticker the budget's clock
+     * @return a new retry budget for the reference: a token bucket at {@value #BUDGET_RATIO} of the successful calls
+     *         of the last {@value #BUDGET_WINDOW_SECONDS} s plus {@value #BUDGET_MIN_RATE} retries per second
+     */
+    RetryBudget budget(Ticker ticker) {
+        return RetryBudget.tokenBucket(budgetRatio, budgetMinRate, BUDGET_WINDOW_SECONDS, TimeUnit.SECONDS, ticker);
     }
 
     /**

@@ -1,11 +1,13 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.retry.RetryBudget;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.SlowLaneExecutor;
 import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
+import io.rpctimer.wheel.Ticker;
 import io.rpctimer.wheel.Timeout;
 import io.rpctimer.wheel.Timer;
 import java.util.Set;
@@ -40,8 +42,8 @@ final class FailbackRuntime {
     private final Timer timer;
     private final FutureTimeoutChecker checker;
     private final SlowLaneExecutor lanes;
-    /** Opens the application's journal (null for none) from the first reference's consumer URL. */
-    private final Function<URL, FailbackStore> stores;
+    /** Makes each reference's retry budget from its configuration. */
+    private final Function<FailbackConfig, RetryBudget> budgets;
     private final Set<WheelFailbackClusterInvoker<?>> invokers = ConcurrentHashMap.newKeySet();
     /** Guarded by this; built with the first reference. */
     private RetryLifecycle lifecycle;
@@ -64,11 +66,14 @@ final class FailbackRuntime {
         this.timer = lease.timer();
         this.checker = new FutureTimeoutChecker(timer);
         this.lanes = SlowLaneExecutor.builder().threadNamePrefix("rpc-timer-retry").build();
-        this.stores = FailbackStore::open;
+        this.budgets = config -> config.budget(Ticker.system());
         this.sweeps = true;
     }
 
-    /** Runs on {@code timer}, sending retries on the thread that fires them (tests); {@link #close()} leaves it. */
+    /**
+     * Runs on {@code timer}, sending retries on the thread that fires them, with unlimited retry budgets (tests);
+     * {@link #close()} leaves it.
+     */
     FailbackRuntime(Timer timer) {
         this(timer, SlowLaneExecutor.builder().lanes(Runnable::run, Runnable::run).build());
     }
@@ -80,17 +85,23 @@ final class FailbackRuntime {
 
     /** As {@link #FailbackRuntime(Timer, SlowLaneExecutor)}, sweeping on {@code timer} by itself if {@code sweeps}. */
     FailbackRuntime(Timer timer, SlowLaneExecutor lanes, boolean sweeps) {
-        this(timer, lanes, sweeps, FailbackStore::open);
+        this(timer, lanes, sweeps, config -> RetryBudget.unlimited());
     }
 
-    /** As above, with the stores opened by {@code stores} (tests). */
-    FailbackRuntime(Timer timer, SlowLaneExecutor lanes, boolean sweeps, Function<URL, FailbackStore> stores) {
+    /** As above, with the budgets made by {@code budgets} (tests). */
+    FailbackRuntime(Timer timer, SlowLaneExecutor lanes, boolean sweeps,
+                    Function<FailbackConfig, RetryBudget> budgets) {
         this.lease = null;
         this.timer = timer;
         this.checker = new FutureTimeoutChecker(timer);
         this.lanes = lanes;
         this.sweeps = sweeps;
-        this.stores = stores;
+        this.budgets = budgets;
+    }
+
+    /** @return a new retry budget for a reference configured by {@code config} */
+    RetryBudget budget(FailbackConfig config) {
+        return budgets.apply(config);
     }
 
     Timer timer() {
@@ -123,7 +134,7 @@ final class FailbackRuntime {
         }
         if (lifecycle == null) {
             String application = application(consumerUrl);
-            FailbackStore opened = stores.apply(consumerUrl);
+            FailbackStore opened = FailbackStore.open(consumerUrl);
             RetryJournal journal = opened.journal();
             lifecycle = RetryLifecycle.builder(application).timer(timer)
                     .executor(task -> lanes.execute(this, task)).journal(journal)

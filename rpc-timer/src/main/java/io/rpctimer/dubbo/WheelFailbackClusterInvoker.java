@@ -2,17 +2,20 @@ package io.rpctimer.dubbo;
 
 import io.rpctimer.retry.Admission;
 import io.rpctimer.retry.AttemptResult;
+import io.rpctimer.retry.CallOutcome;
 import io.rpctimer.retry.FailedCall;
 import io.rpctimer.retry.OverflowPolicy;
 import io.rpctimer.retry.PendingRetry;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryPolicy;
+import io.rpctimer.retry.RetryOutcome;
 import io.rpctimer.retry.RetryReference;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -79,8 +82,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     private final RetryReference<Snapshot> retries;
     /** Serializes failed calls for the journal; null when the application keeps them in memory only. */
     private final CallCodec codec;
-    /** The last parameter types a pending call kept (Dubbo's proxy makes a new array per call); as above. */
-    private volatile Class<?>[] lastTypes;
+    /** The template the last failed call kept; any thread writes it, a stale read only costs a copy. */
+    private volatile Template lastTemplate;
 
     /**
      * @throws IllegalArgumentException naming the URL key and value, if the reference's configuration is invalid
@@ -96,11 +99,14 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         this.codec = durable ? new CallCodec(url) : null;
         RetryReference.Builder<Snapshot> b = lifecycle.reference(url.getServiceKey(), this::send)
                 .service(getInterface().getName()).policies(config::policy)
-                .limits(config.maxPending(), config.overflow())
+                .limits(config.maxPending(), config.overflow()).budget(runtime.budget(config))
                 .executor(task -> runtime.lanes().execute(this, task))
                 .handOverSink(this::toStore);
         if (codec != null) {
-            b.decoder(entry -> codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey()));
+            b.decoder(entry -> {
+                RpcInvocation inv = codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey());
+                return Snapshot.of(inv, template(inv, url));
+            });
         }
         this.retries = b.build();
         runtime.track(this);
@@ -116,6 +122,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     @Override
     public Result invoke(Invocation invocation) throws RpcException {
         checkWhetherDestroyed();
+        CompletableFuture<CallOutcome> handle = FailbackCall.claim();
         // only the caller's own client attachment counts (e.g. a business key): Dubbo's ConsumerContextFilter also
         // copies a provider's incoming attachments into its outgoing calls, and with them the upstream retry.id
         Object own = RpcContext.getClientAttachment().getObjectAttachment(WheelFailback.RETRY_ID);
@@ -130,16 +137,22 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (!Failures.isNoProvider(e) || isStream(invocation)) {
                 throw e;
             }
-            return failBack(invocation, RpcContext.getServiceContext().getConsumerUrl(), null, e);
+            return failBack(invocation, RpcContext.getServiceContext().getConsumerUrl(), null, e, handle);
         }
         LoadBalance loadbalance = initLoadBalance(invokers, invocation);
         RpcUtils.attachInvocationIdIfAsync(getUrl(), invocation);
-        return doInvoke(invocation, invokers, loadbalance);
+        return firstAttempt(invocation, invokers, loadbalance, handle);
     }
 
     @Override
     protected Result doInvoke(Invocation invocation, List<Invoker<T>> invokers, LoadBalance loadbalance)
             throws RpcException {
+        return firstAttempt(invocation, invokers, loadbalance, null);
+    }
+
+    /** @param handle the caller's {@link FailbackCall} outcome handle, or null */
+    private Result firstAttempt(Invocation invocation, List<Invoker<T>> invokers, LoadBalance loadbalance,
+                                CompletableFuture<CallOutcome> handle) throws RpcException {
         URL consumerUrl = RpcContext.getServiceContext().getConsumerUrl();
         Invoker<T> invoker = null;
         Result result;
@@ -150,9 +163,12 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;
             }
-            return failBack(invocation, consumerUrl, invoker, e);
+            return failBack(invocation, consumerUrl, invoker, e, handle);
         }
         if (isStream(invocation)) {
+            if (handle != null) {
+                handle.completeExceptionally(new IllegalStateException("a stream call never fails back"));
+            }
             return result;
         }
         if (result instanceof AsyncRpcResult async) {
@@ -160,8 +176,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (!reply.isDone()) {
                 // async caller: a failure shows when the future completes; swap in a future that fails back
                 String provider = address(invoker);
-                async.setResponseFuture(reply.handle(
-                        (response, failure) -> onFirstReply(invocation, consumerUrl, provider, response, failure)));
+                async.setResponseFuture(reply.handle((response, failure) ->
+                        onFirstReply(invocation, consumerUrl, provider, response, failure, handle)));
                 return result;
             }
             if (reply.isCompletedExceptionally()) {
@@ -169,42 +185,67 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 // here result.hasException() would itself throw
                 Throwable failure = Failures.unwrap(reply.handle((r, t) -> t).join());
                 if (!policy(invocation).retries(failure, Failures.isRpcFailureOfFuture(failure))) {
+                    firstAttemptEnded(invocation, address(invoker), failure, handle);
                     return result;
                 }
-                return failBack(invocation, consumerUrl, invoker, failure);
+                return failBack(invocation, consumerUrl, invoker, failure, handle);
             }
         }
-        if (result.hasException() && policy(invocation).retries(result.getException(),
-                Failures.isRpcFailureInResult(result.getException()))) {
-            return failBack(invocation, consumerUrl, invoker, result.getException());
+        Throwable failure = result.hasException() ? result.getException() : null;
+        if (failure != null && policy(invocation).retries(failure, Failures.isRpcFailureInResult(failure))) {
+            return failBack(invocation, consumerUrl, invoker, failure, handle);
         }
+        firstAttemptEnded(invocation, address(invoker), failure, handle);
         return result;
     }
 
+    /**
+     * The first attempt is the call's end: a success (a deposit in the retry budget, {@code DELIVERED} attempt 0 for
+     * the caller's handle) or a failure the policy does not retry, which the caller sees. Cheap on the success path.
+     */
+    private void firstAttemptEnded(Invocation invocation, String provider, Throwable failure,
+                                   CompletableFuture<CallOutcome> handle) {
+        if (failure == null) {
+            retries.onSuccess();
+        }
+        if (handle == null) {
+            return;
+        }
+        if (failure == null) {
+            handle.complete(new CallOutcome(RetryOutcome.DELIVERED, invocation.getAttachment(WheelFailback.RETRY_ID),
+                    0, provider, null, System.currentTimeMillis()));
+        } else {
+            handle.completeExceptionally(failure);
+        }
+    }
+
     private AppResponse onFirstReply(Invocation invocation, URL consumerUrl, String provider, AppResponse response,
-                                     Throwable failure) {
+                                     Throwable failure, CompletableFuture<CallOutcome> handle) {
         Throwable f = failure != null ? Failures.unwrap(failure) : response.hasException() ? response.getException()
                 : null;
         if (f == null) {
+            firstAttemptEnded(invocation, provider, null, handle);
             return response;
         }
         // an exceptional completion is an RPC failure: business exceptions come inside the response
         boolean rpcFailure = failure != null ? Failures.isRpcFailureOfFuture(f) : Failures.isRpcFailureInResult(f);
         if (!policy(invocation).retries(f, rpcFailure)) {
+            firstAttemptEnded(invocation, provider, f, handle);
             if (failure != null) {
                 throw failure instanceof CompletionException ce ? ce : new CompletionException(failure);
             }
             return response;
         }
-        RpcException rejected = startRetrying(invocation, consumerUrl, provider, f);
+        RpcException rejected = startRetrying(invocation, consumerUrl, provider, f, handle);
         if (rejected != null) {
             throw new CompletionException(rejected);
         }
         return new AppResponse(invocation);
     }
 
-    private Result failBack(Invocation invocation, URL consumerUrl, Invoker<T> tried, Throwable failure) {
-        RpcException rejected = startRetrying(invocation, consumerUrl, address(tried), failure);
+    private Result failBack(Invocation invocation, URL consumerUrl, Invoker<T> tried, Throwable failure,
+                            CompletableFuture<CallOutcome> handle) {
+        RpcException rejected = startRetrying(invocation, consumerUrl, address(tried), failure, handle);
         if (rejected != null) {
             throw rejected;
         }
@@ -234,12 +275,23 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      *
      * @return the exception the caller must get, or null if the caller gets the empty result
      */
-    private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure) {
-        Snapshot snapshot = Snapshot.of(invocation, shared(invocation.getParameterTypes()), consumerUrl);
+    private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure,
+                                       CompletableFuture<CallOutcome> handle) {
+        Snapshot snapshot = Snapshot.of(invocation, template(invocation, consumerUrl));
         String retryId = invocation.getAttachment(WheelFailback.RETRY_ID);
         WheelFailback.counters().callFailed();
         byte[] payload = codec == null ? null : codec.encode(snapshot);
-        Admission admission = retries.admit(snapshot.method(), retryId, snapshot, payload, provider, failure, false);
+        Admission admission = retries.admit(snapshot.method(), retryId, snapshot, payload, provider, failure,
+                handle != null);
+        if (handle != null) {
+            admission.outcome().whenComplete((outcome, t) -> {
+                if (t != null) {
+                    handle.completeExceptionally(t);
+                } else {
+                    handle.complete(outcome);
+                }
+            });
+        }
         if (isGone()) {
             handOver(); // destroyed while this call failed: the sweep may have missed it
         }
@@ -377,20 +429,39 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /**
-     * What a pending call keeps of its invocation: what the next attempt needs and nothing more. Every field but
-     * {@code arguments} and the two maps is shared with every other call of the method; the argument array is a
-     * shallow copy (the argument objects are the caller's); attributes are copied without Dubbo's profiler entry,
-     * which holds the first attempt's timing tree, and without keys that are not names (a load balancer's
-     * per-invoker state). No invoke mode: every retry goes out async.
+     * What every failed call of one method has in common: kept once per reference and method (the invoker keeps the
+     * last one and reuses it while it matches), so a pending call holds one reference to it.
      *
      * @param invokedMethod the method as invoked ({@code $invoke} for a generic call)
-     * @param consumerUrl   the consumer URL the call was made with (shared by the reference's calls), or null
+     * @param consumerUrl   the consumer URL the call was made with, or null
      */
-    record Snapshot(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
-                    String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, Object[] arguments,
-                    Map<String, Object> attachments, Map<Object, Object> attributes, URL consumerUrl) {
+    record Template(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
+                    String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, URL consumerUrl) {
 
-        static Snapshot of(Invocation inv, Class<?>[] parameterTypes, URL consumerUrl) {
+        static Template of(Invocation inv, URL consumerUrl) {
+            return new Template(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
+                    inv.getServiceName(), inv.getProtocolServiceKey(), inv.getParameterTypes(), consumerUrl);
+        }
+
+        boolean matches(Template t) {
+            return Objects.equals(targetServiceUniqueName, t.targetServiceUniqueName) && serviceModel == t.serviceModel
+                    && Objects.equals(invokedMethod, t.invokedMethod) && Objects.equals(serviceName, t.serviceName)
+                    && Objects.equals(protocolServiceKey, t.protocolServiceKey)
+                    && Arrays.equals(parameterTypes, t.parameterTypes) && Objects.equals(consumerUrl, t.consumerUrl);
+        }
+    }
+
+    /**
+     * What a pending call keeps of its invocation: what the next attempt needs and nothing more. The template is
+     * shared with every other call of the method; the argument array is a shallow copy (the argument objects are the
+     * caller's); attributes are copied without Dubbo's profiler entry, which holds the first attempt's timing tree,
+     * and without keys that are not names (a load balancer's per-invoker state). No invoke mode: every retry goes out
+     * async.
+     */
+    record Snapshot(Template template, Object[] arguments, Map<String, Object> attachments,
+                    Map<Object, Object> attributes) {
+
+        static Snapshot of(Invocation inv, Template template) {
             Map<String, Object> attachments = new HashMap<>();
             inv.getObjectAttachments().forEach((k, v) -> {
                 if (v != null && !k.equals(WheelFailback.RETRY_ID) && !k.equals(WheelFailback.RETRY_ATTEMPT)) {
@@ -404,24 +475,35 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 }
             });
             Object[] arguments = inv.getArguments();
-            return new Snapshot(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
-                    inv.getServiceName(), inv.getProtocolServiceKey(), parameterTypes,
-                    arguments == null ? null : arguments.clone(), Map.copyOf(attachments), Map.copyOf(attributes),
-                    consumerUrl);
+            return new Snapshot(template, arguments == null ? null : arguments.clone(), Map.copyOf(attachments),
+                    Map.copyOf(attributes));
+        }
+
+        String invokedMethod() {
+            return template.invokedMethod();
+        }
+
+        Class<?>[] parameterTypes() {
+            return template.parameterTypes();
+        }
+
+        URL consumerUrl() {
+            return template.consumerUrl();
         }
 
         /** @return the method the caller means: for a generic call, the one it names (as {@code RpcUtils}) */
         String method() {
-            boolean generic = CommonConstants.$INVOKE.equals(invokedMethod)
-                    || CommonConstants.$INVOKE_ASYNC.equals(invokedMethod);
+            String invoked = template.invokedMethod();
+            boolean generic = CommonConstants.$INVOKE.equals(invoked) || CommonConstants.$INVOKE_ASYNC.equals(invoked);
             return generic && arguments != null && arguments.length > 0 && arguments[0] instanceof String named
-                    ? named : invokedMethod;
+                    ? named : invoked;
         }
 
         RpcInvocation toInvocation() {
-            return new RpcInvocation(targetServiceUniqueName, serviceModel, invokedMethod, serviceName,
-                    protocolServiceKey, parameterTypes, arguments, new HashMap<>(attachments), null,
-                    Collections.synchronizedMap(new HashMap<>(attributes)), null);
+            Template t = template;
+            return new RpcInvocation(t.targetServiceUniqueName(), t.serviceModel(), t.invokedMethod(),
+                    t.serviceName(), t.protocolServiceKey(), t.parameterTypes(), arguments,
+                    new HashMap<>(attachments), null, Collections.synchronizedMap(new HashMap<>(attributes)), null);
         }
     }
 
@@ -429,14 +511,15 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return invoker == null ? null : invoker.getUrl().getAddress();
     }
 
-    /** @return {@code types}, or an equal array kept earlier: calls of one method keep one array between them */
-    private Class<?>[] shared(Class<?>[] types) {
-        Class<?>[] last = lastTypes;
-        if (Arrays.equals(types, last)) {
+    /** @return the call's template, or an equal one kept earlier: calls of one method share one */
+    Template template(Invocation invocation, URL consumerUrl) {
+        Template t = Template.of(invocation, consumerUrl);
+        Template last = lastTemplate;
+        if (last != null && last.matches(t)) {
             return last;
         }
-        lastTypes = types;
-        return types;
+        lastTemplate = t;
+        return t;
     }
 
     /** @return whether the reference was destroyed, so that retries must stop */

@@ -780,6 +780,81 @@ class WheelFailbackClusterInvokerTest {
         assertTrue(wheel.retries().isEmpty());
     }
 
+    // ------------------------------------------------------------------ budget and journal
+
+    /** Issue 14 #1: the budget keys make a token bucket: past its tokens, a due retry waits instead of going out. */
+    @Test
+    void budgetKeysHoldBackRetriesPastTheirTokens() {
+        java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+        FailbackRuntime budgeted = new FailbackRuntime(timer,
+                SlowLaneExecutor.builder().lanes(Runnable::run, Runnable::run).build(), false,
+                config -> config.budget(nanos::get));
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        cluster("failback.budget.ratio=0&failback.budget.minrate=1", providerA);
+        WheelFailbackClusterInvoker<GreetingService> cluster = new WheelFailbackClusterInvoker<>(directory, budgeted);
+        cluster.invoke(call("notify"));
+        cluster.invoke(call("sayHello"));
+        List<ManualTimer.Scheduled> due = timer.retries();
+        assertEquals(2, due.size());
+        due.get(0).fire();
+        due.get(1).fire();
+        verify(providerA, times(3)).invoke(any()); // two first attempts and one retry: the bucket held one token
+        nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(1));
+        timer.attemptTimeouts().get(0).fire(); // the budget's release, one token later
+        verify(providerA, times(4)).invoke(any());
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "failback.budget.ratio=-0.1|invalid failback.budget.ratio=-0.1",
+            "failback.budget.ratio=much|invalid failback.budget.ratio=much",
+            "failback.budget.minrate=-1|invalid failback.budget.minrate=-1",
+            "failback.budget.ratio=0&failback.budget.minrate=0|invalid failback.budget.minrate=0 for "
+                    + "io.rpctimer.dubbo.GreetingService (expected: retries per second > 0 when failback.budget.ratio"
+                    + " is 0)",
+            "failback.overflow=spill|invalid failback.overflow=spill for io.rpctimer.dubbo.GreetingService "
+                    + "(expected: reject or log; spill needs a journal",
+            "notify.failback.overflow=spill|invalid notify.failback.overflow=spill",
+    })
+    void invalidBudgetAndOverflowFailAtCreationNamingKeyAndValue(String params, String expected) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cluster(params, providerA));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+
+    /**
+     * Issue 12: a call whose argument the reference's serialization cannot write still fails back and is retried,
+     * in memory only, counted as unpersistable; the caller never sees the journal.
+     */
+    @Test
+    void unserializableArgumentIsRetriedInMemoryAndCounted(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)));
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("failback.store=embedded&failback.store.dir="
+                + dir, providerA);
+        ServiceModel serviceModel = mock(ServiceModel.class);
+        given(serviceModel.getModuleModel()).willReturn(module);
+        Object notSerializable = new NotSerializable();
+        Result r = cluster.invoke(new RpcInvocation(serviceModel, "notify", SERVICE, "",
+                new Class<?>[] {String.class}, new Object[] {notSerializable}));
+        assertNull(r.getValue());
+        io.rpctimer.retry.RetryLifecycle lifecycle = runtime.lifecycle(directory.getConsumerUrl());
+        try {
+            assertEquals(1, lifecycle.state().unpersistable());
+            timer.fireRetry();
+            assertEquals(RetryEvent.Type.DELIVERED, events.get(events.size() - 1).type());
+            ArgumentCaptor<Invocation> sent = ArgumentCaptor.forClass(Invocation.class);
+            verify(providerA, times(2)).invoke(sent.capture());
+            assertSame(notSerializable, sent.getAllValues().get(1).getArguments()[0]);
+        } finally {
+            runtime.close();
+        }
+    }
+
+    /** An argument class Dubbo's serializations refuse: it does not implement {@link java.io.Serializable}. */
+    private static final class NotSerializable {
+        @SuppressWarnings("unused")
+        private final int value = 1;
+    }
+
     // ------------------------------------------------------------------ per-method config
 
     /** issue 11 #12: Dubbo's failback maps a negative retries to its default (3), service or method level. */

@@ -37,6 +37,9 @@ import org.apache.dubbo.rpc.RpcException;
  */
 public final class DemoConsumer implements AutoCloseable {
 
+    /** The JVM system property that sets the default store of every application (see rpc-timer's README). */
+    private static final String STORE_PROPERTY = "rpctimer.failback.store";
+
     private final DubboNode node;
     private final NotificationService service;
     private final CallBook book;
@@ -53,7 +56,13 @@ public final class DemoConsumer implements AutoCloseable {
         ref.setCluster(o.cluster);
         ref.setTimeout((int) o.timeout.toMillis());
         ref.setCheck(false);
-        ref.setParameters(new HashMap<>(o.parameters));
+        Map<String, String> parameters = new HashMap<>(o.parameters);
+        if (System.getProperty(STORE_PROPERTY) == null) {
+            // the demo's runs are self-contained: no journal left in the user's home unless a scenario asks for one
+            // (a failback.store parameter, or -Drpctimer.failback.store=...)
+            parameters.putIfAbsent("failback.store", "memory");
+        }
+        ref.setParameters(parameters);
         this.bookListener = book;
         DubboNode n = DubboNode.create(o.name, o.registryAddress).reference(ref);
         o.properties.forEach(n::property);
