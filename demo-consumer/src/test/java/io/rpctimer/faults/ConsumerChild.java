@@ -39,8 +39,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@code EVENT <type> <retry.id> <attempt>} for every retry event but SCHEDULED;</li>
  *   <li>{@code STATS key=value ...} every 250 ms and at the stop: the plugin's counters, the lifecycle's
  *       resumed and journal failure counts, the shared wheel's ticks and worst tick lag;</li>
- *   <li>{@code STOPPED} once the Dubbo application is destroyed at a graceful stop: a {@code stop} line on stdin
- *       or SIGTERM.</li>
+ *   <li>{@code STOPPING}, then {@code STOPPED} once the Dubbo application is destroyed, at a graceful stop: a
+ *       {@code stop} line on stdin or SIGTERM.</li>
  *   <li>A {@code send <n> <prefix>} line on stdin sends another batch.</li>
  * </ul>
  * Each line is written and flushed at once, so what a killed process printed is all in the pipe.

@@ -102,7 +102,7 @@ class ConsumerRestartFaultIT {
                 + how + " with " + inFlight.size() + " retries in flight" + (stop == Stop.GRACEFUL ? " and "
                 + handedOver + " calls HANDED_OVER" : "") + "; second process (same application, same journal"
                 + " directory) resumed " + resumed + " calls and delivered " + deliveredBySecond + " of them within "
-                + deliverMillis + " ms of the providers' recovery; " + duplicated.size() + " calls ran twice "
+                + deliverMillis + " ms of the providers' recovery; calls run twice: "
                 + ProcessAccount.brief(duplicated) + ", " + account.lost().size() + " lost.";
         Figures.of(10, stop == Stop.KILL ? 1 : 2, "10-consumer-restart-" + stop.name().toLowerCase(),
                         stop == Stop.KILL ? "consumer killed (kill -9), restarted" : "consumer stopped (SIGTERM),"

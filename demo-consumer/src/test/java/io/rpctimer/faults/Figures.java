@@ -32,7 +32,7 @@ final class Figures {
     }
 
     /**
-     * @param section the scenario's number in RELIABILITY.md (1..8)
+     * @param section the scenario's number in RELIABILITY.md (1..12)
      * @param order   the row's place in the scenario's table
      * @param id      the file name, unique across the suite
      * @param variant the row's name, e.g. {@code sync callers}
