@@ -68,7 +68,7 @@ class ConsumerFleetFaultIT {
             boolean adopted = Waits.until(() -> {
                 lastAt.set(System.nanoTime());
                 return providers.completed(aIds) == EACH;
-            }, LEASE.plus(MAX_BACKOFF).plus(MARGIN).plus(Duration.ofSeconds(30)));
+            }, LEASE.plus(MAX_BACKOFF).plus(MARGIN));
             long adoptMillis = Duration.ofNanos(lastAt.get() - killed).toMillis();
             b.stop();
             check(providers, a, b, aIds, bIds, aSent, bSent, killed, bOwn, bOwnMillis, adopted, adoptMillis,
