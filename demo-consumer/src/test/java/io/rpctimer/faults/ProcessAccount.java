@@ -131,9 +131,10 @@ final class ProcessAccount {
         m.put("duplicates", duplicated().stream().mapToLong(id -> providers.completions(id) - 1).sum());
         m.put("lost", lost().size());
         m.put("drainMillis", drainMillis);
-        m.put("maxTickLagMillis", Math.round(last.stat("tickLagMicros") / 100.0) / 10.0);
+        // the wheel's stats go with the wheel when the process stops: its highest values before that
+        m.put("maxTickLagMillis", Math.round(last.maxStat("tickLagMicros") / 100.0) / 10.0);
         m.put("sleeperLagMillis", Math.round(sleeperLagMillis * 10) / 10.0);
-        m.put("wheelTicks", last.stat("ticks"));
+        m.put("wheelTicks", last.maxStat("ticks"));
         m.put("wallMillis", wallMillis);
         return m;
     }

@@ -90,11 +90,14 @@ public final class ReliabilityReport {
                 + " once its lease has expired and delivers them. No entry is sent by both: the survivor sends none"
                 + " of the other's calls before the kill, and a call runs twice only if it was in flight at the"
                 + " kill."},
-        {"12", "The journal's database down",
-            "A consumer process on a PostgreSQL journal; every provider failing. 200 calls fail back and are"
-                + " journaled, then PostgreSQL stops and 200 more fail back. Every caller still gets the failback"
-                + " result at once; the calls the journal cannot take are kept in memory, with a WARN and the"
-                + " `journalFailures` counter; once the providers recover all 400 are delivered."},
+        {"12", "Failures of the journal: its database down, a torn entry",
+            "Database down: a consumer process on a PostgreSQL journal; every provider failing. 200 calls fail back"
+                + " and are journaled, then PostgreSQL stops and 200 more fail back. Every caller still gets the"
+                + " failback result at once; the calls the journal cannot take are kept in memory, with a WARN and"
+                + " the `journalFailures` counter; once the providers recover all 400 are delivered. Torn entry: a"
+                + " consumer on the embedded journal is killed with 200 calls pending and one row's payload is"
+                + " damaged (CRC32 mismatch) before the restart; that entry is skipped with one error naming it"
+                + " (kept, quarantined) and the other 199 are delivered (the table counts those 199)."},
     };
 
     private static final String[][] COLUMNS = {
