@@ -25,10 +25,12 @@ import org.apache.dubbo.common.logger.LoggerFactory;
  * wheel's stats. Every reference on {@code cluster="wheelfailback"} in the JVM reports here.
  *
  * <p>Listeners and a store can also be registered as services ({@code META-INF/services/io.rpctimer.retry.RetryListener},
- * {@code META-INF/services/io.rpctimer.retry.RetryStore}); they are loaded when this class is first used. Without a
- * store, retries pending at shutdown go to an {@link InMemoryRetryStore} that lives as long as the JVM.
+ * {@code META-INF/services/io.rpctimer.retry.RetryStore}); they are loaded when this class is first used. The store
+ * receives the calls handed over that no journal holds ({@code failback.store=memory}, or arguments that could not be
+ * serialized); without one they go to an {@link InMemoryRetryStore} that lives as long as the JVM. Each application's
+ * failed calls live in its {@link RetryLifecycle} ({@link #lifecycles()}); a listener on each one reports here.
  *
- * <p>Every outcome is logged once, with service, method and retry id: {@code DELIVERED} at info level,
+ * <p>Every outcome is logged once, with application, service, method and retry id: {@code DELIVERED} at info level,
  * {@code ABANDONED}, {@code REJECTED} and {@code HANDED_OVER} at warn level.
  *
  * <p><b>Threading:</b> thread-safe.

@@ -10,9 +10,11 @@ import org.apache.dubbo.rpc.cluster.support.wrapper.AbstractCluster;
  * The {@code wheelfailback} cluster: {@code <dubbo:reference cluster="wheelfailback">}. See
  * {@link WheelFailbackClusterInvoker}.
  *
- * <p>Dubbo keeps one instance per application. The first reference it joins borrows the JVM-wide shared wheel;
- * when the application is destroyed, Dubbo calls {@link #destroy()}, which hands the retries still pending to the
- * {@link io.rpctimer.retry.RetryStore} and gives the wheel back (the last holder stops it). No JVM shutdown hook.
+ * <p>Dubbo keeps one instance per application. The first reference it joins borrows the JVM-wide shared wheel and
+ * builds the application's retry lifecycle and store; when the application is destroyed, Dubbo calls
+ * {@link #destroy()}, which hands the retries still pending over (kept in the journal, or given to the
+ * {@link io.rpctimer.retry.RetryStore} without one), closes the journal and gives the wheel back (the last holder
+ * stops it). No JVM shutdown hook.
  *
  * <p><b>Threading:</b> thread-safe.
  */

@@ -49,15 +49,18 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  *
  * <p>The first attempt goes out as the caller made it (sync or async). If it fails with a failure the policy retries
  * — a synchronous throw, an async result that completes exceptionally, "no provider available", or a business
- * exception named by {@code failback.retryon} — the caller gets the empty result at once and a
- * {@link RetryTimerTask} goes on the shared wheel. Each retry lists the providers afresh, avoids the provider tried
+ * exception named by {@code failback.retryon} — the call goes to this reference's {@link RetryReference}, part of the
+ * application's {@link RetryLifecycle}, which owns the call's life from then on (journal, wheel, budget, outcome),
+ * and the caller gets the empty result. This invoker only keeps the first attempt's classification and sends each
+ * retry the lifecycle asks for. Each retry lists the providers afresh, avoids the provider tried
  * last when there is another, goes out asynchronously with the {@code retry.id} and {@code retry.attempt}
  * attachments, and is timed out by the future-timeout checker. The {@code retry.id} is generated, unless the caller
  * set one as a client attachment of this call ({@code RpcContext.getClientAttachment().setAttachment("retry.id",
  * key)}), e.g. a business idempotency key; an id that arrived with the provider's own incoming call (Dubbo copies
  * those into outgoing calls) is replaced, so that two calls never share one. Past the pending cap
  * ({@code failbacktasks}) the call is {@code REJECTED}: the caller gets an {@link RpcException} unless
- * {@code failback.overflow=log}.
+ * {@code failback.overflow=log}. First-attempt successes feed the reference's retry budget, and complete a
+ * {@link FailbackCall} handle taken on the caller's thread.
  *
  * <p>Stream methods (Triple's client, server and bidirectional streams) never fail back: a stream cannot be replayed
  * later, so they behave as in Dubbo and the failure reaches the caller. A generic call ({@code $invoke}) is
@@ -66,8 +69,10 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * <p>A pending call keeps only what its next attempt needs: method, parameter types, its own copy of the argument
  * array (the argument objects themselves are shared with the caller), attachments and attributes (no profiler
  * entry), and the class and a short message of its last failure; never a {@link Throwable} or a provider invoker.
- * When the reference is destroyed while the application runs, its pending retries are handed to the store within
- * about a second ({@link FailbackRuntime}), not when each comes due.
+ * With a journal it is also serialized ({@link CallCodec}) and persisted before the caller gets the empty result;
+ * when the reference is created, its service's entries in the journal are resumed. When the reference is destroyed
+ * while the application runs, its pending retries are handed over within about a second ({@link FailbackRuntime}),
+ * not when each comes due.
  *
  * <p><b>Threading:</b> thread-safe, as every Dubbo invoker.
  */

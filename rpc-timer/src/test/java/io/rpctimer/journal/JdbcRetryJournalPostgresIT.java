@@ -147,6 +147,7 @@ class JdbcRetryJournalPostgresIT {
     }
 
     @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a blocked JDBC read ignores interrupts
     void aLockedTable_makesClaimAndAppendGiveUpInBoundedTime_namingTheStore() throws Exception {
         JdbcRetryJournal first = journal(postgres.getPostgresDatabase(), "a", Duration.ofSeconds(30));
         first.append(entry("r1", 1), false);

@@ -23,12 +23,13 @@ import org.apache.dubbo.rpc.model.ModuleModel;
  * through a real {@code wheelfailback} cluster invoker to a directory whose every provider is gone, so each one fails
  * back with "no provider available" and waits on the shared wheel (first retry an hour away). Used heap is taken
  * after forced collections before and after; the arguments are allocated before the first measure and stay
- * reachable, so the difference is what the pending retries themselves hold.
+ * reachable, so the difference is what the pending retries themselves hold. Run it on the {@code memory} store: the
+ * embedded journal would add its write path to the measure.
  *
  * <p>Run (with a fixed heap so that collections settle, and nothing else in the JVM):
  * <pre>
  * mvn -B -q -pl benchmarks -am package -DskipTests
- * java -Xms1g -Xmx1g -XX:+UseG1GC -cp benchmarks/target/benchmarks.jar \
+ * java -Xms1g -Xmx1g -XX:+UseG1GC -Drpctimer.failback.store=memory -cp benchmarks/target/benchmarks.jar \
  *     io.rpctimer.bench.footprint.PendingRetryFootprint [calls]
  * </pre>
  *

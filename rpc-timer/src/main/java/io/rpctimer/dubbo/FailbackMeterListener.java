@@ -1,0 +1,118 @@
+package io.rpctimer.dubbo;
+
+import io.rpctimer.retry.RetryEvent;
+import io.rpctimer.retry.RetryListener;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.dubbo.common.deploy.ApplicationDeployListener;
+import org.apache.dubbo.common.utils.ClassUtils;
+import org.apache.dubbo.rpc.model.ApplicationModel;
+
+/**
+ * Registers the failback meters of each Dubbo application in Dubbo's {@code MeterRegistry} when Micrometer and
+ * Dubbo's metrics support are on the classpath, and does nothing when they are not. A Dubbo
+ * {@link ApplicationDeployListener} ({@code META-INF/dubbo/org.apache.dubbo.common.deploy.ApplicationDeployListener}),
+ * so Dubbo makes one per application.
+ *
+ * <p>The meters are bound when the application initializes (its metrics configuration, which picks the registry, is
+ * loaded by then), before any of its references exists, and removed when it stops. One {@link RetryListener} added
+ * to {@link WheelFailback} routes every retry event to the meters of the event's application, so no event is missed
+ * whenever a reference is created. Applications are told apart by name, as Dubbo's own meters tell them apart.
+ *
+ * <p>This class never names a Micrometer type: {@link FailbackMicrometer}, which does, is loaded only after the
+ * class-presence check.
+ *
+ * <p><b>Threading:</b> Dubbo's deployer calls it; the binding is guarded by this instance's monitor, the routing
+ * table is concurrent.
+ */
+public final class FailbackMeterListener implements ApplicationDeployListener {
+
+    /** Classes that must be present for the meters: Micrometer's registry, and Dubbo's holder of it. */
+    static final String[] REQUIRED_CLASSES = {
+        "io.micrometer.core.instrument.MeterRegistry", "org.apache.dubbo.metrics.MetricsGlobalRegistry"};
+
+    /** The meters of one application; implemented by the Micrometer-facing class. */
+    interface Binding {
+        /** Registers the meters of the application's references that exist now. */
+        void attach();
+
+        /** Counts one event of the application. */
+        void onEvent(RetryEvent event);
+
+        /** Removes the application's meters from the registry. */
+        void close();
+    }
+
+    /** The bound applications by name, for the events. */
+    private static final Map<String, Binding> BY_APPLICATION = new ConcurrentHashMap<>();
+    private static final AtomicBoolean ROUTING = new AtomicBoolean();
+
+    private Binding binding; // guarded by this
+
+    /** @return whether Micrometer and Dubbo's metrics support can be loaded from rpc-timer's class loader */
+    public static boolean micrometerPresent() {
+        for (String name : REQUIRED_CLASSES) {
+            if (!ClassUtils.isPresent(name, FailbackMeterListener.class.getClassLoader())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public synchronized void onInitialize(ApplicationModel app) {
+        String name = app.tryGetApplicationName();
+        if (binding != null || name == null || !micrometerPresent()) {
+            return; // Dubbo's internal application has no name and no wheelfailback reference
+        }
+        binding = FailbackMicrometer.bind(app, name);
+        BY_APPLICATION.put(name, binding);
+        if (ROUTING.compareAndSet(false, true)) {
+            WheelFailback.addListener(FailbackMeterListener::route);
+        }
+    }
+
+    private static void route(RetryEvent event) {
+        Binding b = event.application() == null ? null : BY_APPLICATION.get(event.application());
+        if (b != null) {
+            b.onEvent(event);
+        }
+    }
+
+    @Override
+    public void onStarting(ApplicationModel app) {
+        // bound at onInitialize
+    }
+
+    @Override
+    public synchronized void onStarted(ApplicationModel app) {
+        if (binding != null) {
+            binding.attach(); // references that have not failed yet show their gauges at zero
+        }
+    }
+
+    @Override
+    public void onModuleStarted(ApplicationModel app) {
+        onStarted(app);
+    }
+
+    @Override
+    public void onStopping(ApplicationModel app) {
+        // keep the meters while the references hand their pending calls over
+    }
+
+    @Override
+    public synchronized void onStopped(ApplicationModel app) {
+        if (binding != null) {
+            BY_APPLICATION.values().remove(binding);
+            binding.close();
+            binding = null;
+        }
+    }
+
+    @Override
+    public void onFailure(ApplicationModel app, Throwable cause) {
+        onStopped(app);
+    }
+}
