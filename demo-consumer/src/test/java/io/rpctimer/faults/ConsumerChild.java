@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@code STATS key=value ...} every 250 ms and at the stop: the plugin's counters, the lifecycle's
  *       resumed and journal failure counts, the shared wheel's ticks and worst tick lag;</li>
  *   <li>{@code STOPPING}, then {@code STOPPED} once the Dubbo application is destroyed, at a graceful stop: a
- *       {@code stop} line on stdin or SIGTERM.</li>
+ *       {@code stop} line on stdin, the end of stdin, or SIGTERM.</li>
  *   <li>A {@code send <n> <prefix>} line on stdin sends another batch.</li>
  * </ul>
  * Each line is written and flushed at once, so what a killed process printed is all in the pipe.
@@ -107,8 +107,9 @@ public final class ConsumerChild {
                 int i;
                 while ((i = next.getAndIncrement()) < calls) {
                     CallerSaw s = consumer.send(prefix + "-" + i, "message " + i);
-                    if (saw.get(s).incrementAndGet() % 100 == 0 && s == CallerSaw.FAILED_BACK) {
-                        line("FAILED_BACK " + saw.get(s).get());
+                    int n = saw.get(s).incrementAndGet();
+                    if (n % 100 == 0 && s == CallerSaw.FAILED_BACK) {
+                        line("FAILED_BACK " + n);
                     }
                 }
             });
@@ -125,18 +126,15 @@ public final class ConsumerChild {
     }
 
     /**
-     * A {@code stop} line stops the consumer gracefully and ends the process; {@code send <n> <prefix>} sends
-     * {@code n} more calls; end of stdin changes nothing.
+     * {@code send <n> <prefix>} sends {@code n} more calls; a {@code stop} line, or the end of stdin (the test that
+     * started the process is gone), stops the consumer gracefully and ends the process.
      */
     private void readStdin() {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             String l;
-            while ((l = in.readLine()) != null) {
+            while ((l = in.readLine()) != null && !l.trim().equals("stop")) {
                 String[] w = l.trim().split(" ");
-                if (w[0].equals("stop")) {
-                    stop();
-                    System.exit(0);
-                } else if (w[0].equals("send") && w.length == 3) {
+                if (w[0].equals("send") && w.length == 3) {
                     send(Integer.parseInt(w[1]), w[2]);
                 }
             }
@@ -145,6 +143,8 @@ public final class ConsumerChild {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        stop();
+        System.exit(0);
     }
 
     /** Destroys the Dubbo application: pending retries are HANDED_OVER. Runs once. */
