@@ -200,7 +200,7 @@ public final class ConsumerRun {
             console.timed("no retry pending: every call has its outcome");
             return;
         }
-        Duration max = settings.drainBound();
+        Duration max = settings.drainBound(open);
         console.timed(open + " calls wait for a retry; waiting at most " + Human.duration(max));
         boolean settled = consumer.awaitSettled(max);
         resources.checkNotStopping();

@@ -200,20 +200,14 @@ public final class DemoConsumer implements AutoCloseable {
         for (RetryLifecycle lifecycle : WheelFailback.lifecycles()) {
             if (lifecycle.application().equals(options.name)) {
                 for (ReferenceState r : lifecycle.state().references()) {
-                    if (interfaceOf(r.serviceKey()).equals(NotificationService.class.getName())) {
+                    // the reference has no group and no version: its service key is the interface
+                    if (r.serviceKey().equals(NotificationService.class.getName())) {
                         return Optional.of(r);
                     }
                 }
             }
         }
         return Optional.empty();
-    }
-
-    /** @return the interface of a service key {@code [group/]interface[:version]} */
-    private static String interfaceOf(String serviceKey) {
-        int slash = serviceKey.indexOf('/');
-        int colon = serviceKey.indexOf(':', slash + 1);
-        return serviceKey.substring(slash + 1, colon < 0 ? serviceKey.length() : colon);
     }
 
     /** @return the cluster this consumer's reference runs on */

@@ -117,6 +117,18 @@ public record RunSettings(int calls, double ratePerSecond, LoadDriver.Mode mode,
         return Duration.ofNanos(nanos).plusSeconds(2);
     }
 
+    /**
+     * @param waiting calls still waiting for a retry
+     * @return {@link #drain} if set, else {@link #drainBound()} plus the time the retry budget's minimum rate takes to
+     *         release one retry of each waiting call (after the last call, no first-try success adds tokens)
+     */
+    public Duration drainBound(long waiting) {
+        if (drain != null || budgetMinRate == 0) {
+            return drainBound();
+        }
+        return drainBound().plusMillis(Math.round(waiting * 1000 / budgetMinRate));
+    }
+
     /** @return the retry settings in one line, e.g. {@code timeout 500 ms, retries 4 after 1 s, 2 s, 4 s, 8 s ...} */
     public String describeRetries() {
         List<String> delays = retryDelaysMillis().stream().map(Human::duration).toList();

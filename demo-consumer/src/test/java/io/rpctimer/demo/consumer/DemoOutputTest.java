@@ -91,6 +91,8 @@ class DemoOutputTest {
         assertEquals(List.of(1000L, 2000L, 4000L, 8000L), RunSettings.DEFAULTS.retryDelaysMillis());
         // every delay at its +20% maximum (1.2 + 2.4 + 4.8 + 8, capped), a 500 ms timeout per retry, 2 s spare
         assertEquals(Duration.ofMillis(20_400), RunSettings.DEFAULTS.drainBound());
+        // 130 calls wait: the budget's 10/s minimum releases one retry of each in 13 s more
+        assertEquals(Duration.ofMillis(33_400), RunSettings.DEFAULTS.drainBound(130));
         // the budget is a rate at the provider, whatever the demo's pace
         assertEquals(0.2, s.budgetRatio());
         assertEquals(10, s.budgetMinRate());

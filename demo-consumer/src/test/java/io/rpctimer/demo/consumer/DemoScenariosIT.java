@@ -23,7 +23,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Every scenario of the one-command demo, ten times faster (200 calls at 100/s, retry delays from 100 ms), through the
+ * Every scenario of the one-command demo, ten times faster (200 calls at 100/s, 600 at 300/s in recovery; retry delays from 100 ms), through the
  * launcher's own entry point: nothing may be lost, the report must add up, and each scenario must show what it is
  * for. Then Ctrl-C, as the shutdown hook does it.
  */
@@ -68,15 +68,18 @@ class DemoScenariosIT {
         FinalReport fr = result.report().orElseThrow();
         Report r = fr.report();
         String table = String.join("\n", fr.lines());
-        assertEquals(200, r.sent(), table);
+        int calls = scenario.defaults().calls();
+        assertEquals(calls, r.sent(), table);
         assertEquals(0, r.lost(), table);
         assertEquals(0, r.pending(), table);
         assertEquals(0, r.handedOver(), "every retry settled before the consumer stopped\n" + table);
         assertTrue(r.addsUp(), table);
         assertTrue(fr.ok(), table);
         assertTrue(fr.wheel().isPresent(), table);
-        assertEquals(0, fr.wheel().get().pendingTimeouts(), table);
-        assertTrue(out().contains("OK: 200 sent = "), out());
+        // recovery's drain ends with the last retry the budget released: the stats, read at once, may still count
+        // that attempt's timeout, cancelled by the reply a moment later
+        assertTrue(fr.wheel().get().pendingTimeouts() <= (scenario == Scenario.RECOVERY ? 1 : 0), table);
+        assertTrue(out().contains("OK: " + calls + " sent = "), out());
         assertFalse(result.interrupted());
         assertEquals(0, fr.brokenAnswers(), "a caller got no readable answer\n" + table);
 
