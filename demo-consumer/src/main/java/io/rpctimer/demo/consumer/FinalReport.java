@@ -189,9 +189,9 @@ public final class FinalReport {
         }
         RetryArrivals.Peak p = b.peak().get();
         l.add(String.format(Locale.ROOT, ROW, "most retries in 1 s", p.retries(), "received by p1 and p2 from "
-                + b.peakAt() + "; the budget allowed " + Human.number(b.allowedAtPeak()) + ": "
+                + b.peakAt() + "; the budget's rate then: " + Human.rate(b.allowedAtPeak()) + " = "
                 + Human.rate(b.minPerSecond()) + " + " + Human.percent(b.ratio()) + " of " + p.firstTrySuccesses()
-                + " first-try successes"));
+                + " first-try successes, plus tokens saved before"));
     }
 
     private void wheelLines(List<String> l) {

@@ -136,7 +136,7 @@ class DemoOutputTest {
         assertTrue(table.contains("Retry budget (retries at most 20% of first-try successes + 10/s"), table);
         assertTrue(table.contains("  retries that waited                   214   "), table);
         assertTrue(table.contains("  most retries in 1 s                    17   received by p1 and p2 from 00:13.4; "
-                + "the budget allowed 17: 10/s + 20% of 35 first-try successes"), table);
+                + "the budget's rate then: 17/s = 10/s + 20% of 35 first-try successes, plus tokens saved before"), table);
         assertTrue(fr.ok(), table);
     }
 
