@@ -72,6 +72,22 @@ public final class ConsumerFlags {
                     + "io.rpctimer.demo.provider.api.NotificationRejectedException (failback.retryon; default: rpc).")
     String retryOn;
 
+    @Option(names = "--budget-ratio", paramLabel = "X",
+            description = "Retry budget: retries may run at most at X times the first-try successes of the last "
+                    + "10 s, X >= 0 (failback.budget.ratio; default: 0.2).")
+    String budgetRatio;
+
+    @Option(names = "--budget-minrate", paramLabel = "PER_SECOND",
+            description = "Retry budget: retries per second allowed whatever the successes, >= 0; > 0 when "
+                    + "--budget-ratio is 0 (failback.budget.minrate; default: 10). Due retries over the budget wait, "
+                    + "in order; none is dropped.")
+    String budgetMinRate;
+
+    @Option(names = "--metrics",
+            description = "At the end, print the failback meters (dubbo.consumer.failback.*) of the consumer, read "
+                    + "from Dubbo's Micrometer registry.")
+    boolean metrics;
+
     @Option(names = "--events", paramLabel = "all|retries|outcomes|none",
             description = "Lines printed: retries = one per failed attempt (with the next delay) and one per "
                     + "outcome; all = one per event, 'scheduled' and 'sent' too; outcomes = DELIVERED, ABANDONED, "
@@ -117,7 +133,22 @@ public final class ConsumerFlags {
             // read by every consumer application of this JVM as the default of failback.store
             System.setProperty("rpctimer.failback.store", oneOf("--store", store, "memory", "embedded"));
         }
-        return new RunSettings(nCalls, perSecond, m, t, r, d, x, max, j, tasks, o, on, ev, dr);
+        double[] budget = budget(defaults);
+        return new RunSettings(nCalls, perSecond, m, t, r, d, x, max, j, tasks, o, on, ev, dr, budget[0], budget[1],
+                metrics || defaults.metrics());
+    }
+
+    /** @return the budget's ratio and minimum rate: both 0 would never let a retry go out */
+    private double[] budget(RunSettings defaults) {
+        double ratio = budgetRatio == null ? defaults.budgetRatio()
+                : parseDouble("--budget-ratio", budgetRatio, 0, 1_000_000);
+        double minRate = budgetMinRate == null ? defaults.budgetMinRate()
+                : parseDouble("--budget-minrate", budgetMinRate, 0, 1_000_000);
+        if (ratio == 0 && minRate == 0) {
+            throw new IllegalArgumentException("--budget-minrate: \"" + (budgetMinRate == null ? Human.number(minRate)
+                    : budgetMinRate) + "\" (expected: > 0 when --budget-ratio is 0)");
+        }
+        return new double[] {ratio, minRate};
     }
 
     static int parseInt(String flag, String text, int min, int max) {

@@ -2,9 +2,11 @@ package io.rpctimer.demo.consumer;
 
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.dubbo.WheelFailback;
+import io.rpctimer.retry.ReferenceState;
 import io.rpctimer.wheel.TimerStats;
 import java.io.PrintStream;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -18,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * script plays; every retry event ({@link EventLines}) and a progress line ({@link Progress}) are printed as they
  * happen; once every call is answered, the run waits for the retries still pending (bounded), reads the wheel's stats,
  * stops the consumer (pending retries are handed over to the RetryStore), then the stage, newest first, and prints
- * the {@link FinalReport}.
+ * the {@link FinalReport}, and with {@code --metrics} the consumer's failback meters ({@link FailbackMeters}).
  *
  * <p>{@link #interrupt()} — what Ctrl-C calls, from a shutdown hook — stops everything in the same order from any
  * point and still prints the report once the consumer had started.
@@ -59,6 +61,7 @@ public final class ConsumerRun {
     private volatile EventLines events; // set once by run()
     private volatile Progress progress; // set once by run()
     private volatile ScheduledExecutorService script; // set once by run()
+    private volatile FailbackMeters meters; // set once by run(), with --metrics
     private volatile boolean interrupted;
     private Result result; // guarded by finishLock
 
@@ -122,6 +125,11 @@ public final class ConsumerRun {
         long t0 = System.nanoTime();
         DemoConsumer.Options options = settings.applyTo(DemoConsumer.options(stage.registryAddress()))
                 .name(consumerName);
+        if (settings.metrics()) {
+            FailbackMeters m = new FailbackMeters(consumerName);
+            meters = m;
+            options.beforeStart(m::attach); // before the application registers a meter
+        }
         // finish() closes the consumer before anything else; closing it here too is for a start interrupted
         DemoConsumer c = resources.start(null, () -> DemoConsumer.start(options), x -> "consumer", x -> x::close);
         consumer = c;
@@ -192,7 +200,7 @@ public final class ConsumerRun {
             console.timed("no retry pending: every call has its outcome");
             return;
         }
-        Duration max = settings.drainBound();
+        Duration max = settings.drainBound(open);
         console.timed(open + " calls wait for a retry; waiting at most " + Human.duration(max));
         boolean settled = consumer.awaitSettled(max);
         resources.checkNotStopping();
@@ -212,6 +220,9 @@ public final class ConsumerRun {
             stage.stopping();
             DemoConsumer c = consumer;
             if (c == null) {
+                if (meters != null) {
+                    meters.close();
+                }
                 resources.stopAll(console);
                 result = new Result(stage.name(), Optional.empty(), Map.of(), Map.of(), interrupted,
                         interrupted ? FinalReport.LOST : CANNOT_START);
@@ -219,6 +230,11 @@ public final class ConsumerRun {
             }
             stopCalls();
             Optional<TimerStats> wheel = WheelFailback.wheelStats(); // before the consumer releases the wheel
+            Optional<ReferenceState> state = c.referenceState(); // before the consumer destroys the reference
+            FailbackMeters m = meters;
+            if (m != null) {
+                m.readBeforeStop();
+            }
             console.line("");
             console.line("Stopping");
             long t0 = System.nanoTime();
@@ -235,14 +251,41 @@ public final class ConsumerRun {
             FinalReport.Duplicates duplicates = stage.duplicates(report);
             resources.stopAll(console);
             LoadDriver l = load;
-            FinalReport fr = new FinalReport(report, wheel, duplicates, settings.failbackTasks(),
+            FinalReport fr = new FinalReport(report, wheel, duplicates, budget(c, state), settings.failbackTasks(),
                     l == null ? 0 : l.brokenAnswers(), l == null ? null : l.firstBrokenAnswer());
             console.line("");
             fr.lines().forEach(console::line);
+            printMeters();
             result = new Result(stage.name(), Optional.of(fr), lines == null ? Map.of() : lines.deliveredByProvider(),
                     stage.providerLabels(), interrupted, fr.exitCode());
             return result;
         }
+    }
+
+    private FinalReport.Budget budget(DemoConsumer c, Optional<ReferenceState> state) {
+        Optional<RetryArrivals.Peak> peak = c.arrivals().peak();
+        long nowMillis = console.elapsed().toMillis();
+        String at = peak.map(p -> Console.stamp(Math.max(0, nowMillis
+                - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.startNanos())))).orElse(null);
+        return new FinalReport.Budget(settings.budgetRatio(), settings.budgetMinRate(),
+                state.map(ReferenceState::budgetWaits).orElse(null), peak, at);
+    }
+
+    /** With --metrics: the failback meters, once the consumer has stopped (its counters are final then). */
+    private void printMeters() {
+        FailbackMeters m = meters;
+        if (m == null) {
+            return;
+        }
+        console.line("");
+        console.line("Meters (" + FailbackMeters.PREFIX + "* of application " + consumerName
+                + ", from Dubbo's Micrometer registry; gauges read before the consumer stopped)");
+        List<String> lines = m.lines();
+        if (lines.isEmpty()) {
+            console.line("  none: no call failed");
+        }
+        lines.forEach(console::line);
+        m.close();
     }
 
     private void stopCalls() {

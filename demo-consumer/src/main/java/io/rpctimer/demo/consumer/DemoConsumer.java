@@ -7,18 +7,23 @@ import io.rpctimer.demo.provider.ledger.CallOutcome;
 import io.rpctimer.demo.provider.support.DubboNode;
 import io.rpctimer.dubbo.WheelFailback;
 import io.rpctimer.dubbo.WheelFailbackCluster;
+import io.rpctimer.retry.ReferenceState;
+import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.rpc.RpcContext;
 import org.apache.dubbo.rpc.RpcException;
+import org.apache.dubbo.rpc.model.ApplicationModel;
 
 /**
  * A consumer of the demo's {@link NotificationService} that accounts for every call it sends. Each call's
@@ -46,6 +51,7 @@ public final class DemoConsumer implements AutoCloseable {
     private final Options options;
     private final List<Runnable> unwatch = new ArrayList<>();
     private final RetryListener bookListener;
+    private final RetryArrivals arrivals = new RetryArrivals();
 
     private DemoConsumer(Options o) {
         this.options = o;
@@ -68,6 +74,7 @@ public final class DemoConsumer implements AutoCloseable {
         o.properties.forEach(n::property);
         WheelFailback.addListener(bookListener);
         try {
+            o.beforeStart.accept(n.application());
             this.node = n.start();
             this.service = ref.get();
         } catch (RuntimeException e) { // e.g. an invalid failback value: leave nothing running behind
@@ -92,13 +99,17 @@ public final class DemoConsumer implements AutoCloseable {
         return new DemoConsumer(options);
     }
 
-    /** Counts what {@code providers} complete, for delivery without events and for duplicates. */
+    /**
+     * Counts what {@code providers} complete, for delivery without events and for duplicates, and when they receive
+     * retries ({@link #arrivals()}).
+     */
     public synchronized void watch(DemoProvider... providers) {
         for (DemoProvider p : providers) {
             CallListener l = (call, outcome, elapsed, detail) -> {
                 if (outcome == CallOutcome.COMPLETED && call.callId() != null) {
                     book.providerCompleted(call.callId(), call.attempt());
                 }
+                arrivals.record(call, outcome);
             };
             p.ledger().addListener(l);
             unwatch.add(() -> p.ledger().removeListener(l));
@@ -176,6 +187,29 @@ public final class DemoConsumer implements AutoCloseable {
         return book;
     }
 
+    /** @return when the {@link #watch watched} providers received retries */
+    public RetryArrivals arrivals() {
+        return arrivals;
+    }
+
+    /**
+     * @return the state of this consumer's {@code wheelfailback} reference (pending retries, the retry budget), or
+     *         empty if it has none, or it has stopped
+     */
+    public Optional<ReferenceState> referenceState() {
+        for (RetryLifecycle lifecycle : WheelFailback.lifecycles()) {
+            if (lifecycle.application().equals(options.name)) {
+                for (ReferenceState r : lifecycle.state().references()) {
+                    // the reference has no group and no version: its service key is the interface
+                    if (r.serviceKey().equals(NotificationService.class.getName())) {
+                        return Optional.of(r);
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
     /** @return the cluster this consumer's reference runs on */
     public String cluster() {
         return options.cluster;
@@ -212,6 +246,7 @@ public final class DemoConsumer implements AutoCloseable {
         private Duration timeout = Duration.ofSeconds(1);
         private final Map<String, String> parameters = new HashMap<>();
         private final Map<String, String> properties = new HashMap<>();
+        private Consumer<ApplicationModel> beforeStart = app -> { };
 
         private Options(String registryAddress) {
             if (registryAddress == null || registryAddress.isBlank()) {
@@ -248,6 +283,15 @@ public final class DemoConsumer implements AutoCloseable {
         /** @param key a reference URL parameter, e.g. {@code failback.delay} */
         public Options parameter(String key, String value) {
             parameters.put(key, value);
+            return this;
+        }
+
+        /**
+         * @param action what to do with the consumer's Dubbo application once it exists and before it starts, e.g.
+         *               add a meter registry to Dubbo's
+         */
+        public Options beforeStart(Consumer<ApplicationModel> action) {
+            this.beforeStart = action;
             return this;
         }
 

@@ -48,7 +48,9 @@ public final class DemoLauncher implements Callable<Integer> {
                 "provider-hang: p1 hangs longer than the timeout; retries go to p2; p1 completes late (duplicates).",
                 "flaky: p1 and p2 fail 30%% of calls at the RPC level; some calls need several retries.",
                 "overflow: both fail every call while only 10 retries may wait (failbacktasks=10): rejections.",
-                "business: p1 refuses half its calls with a business exception, which is not retried."})
+                "business: p1 refuses half its calls with a business exception, which is not retried.",
+                "recovery: no provider is up while 600 calls go out at 30/s, then both come back to a backlog of "
+                        + "retries: the retry budget releases it at its rate (--budget-ratio, --budget-minrate)."})
     private String scenario;
 
     @Option(names = "--dedup", paramLabel = "memory|shared",

@@ -9,9 +9,9 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The table a run ends with: what became of every call ({@link Report}), the duplicates providers saw, and the shared
- * wheel's stats, with a note on each row, and the verdict: OK when nothing was lost and the rows add up to
- * {@code sent}.
+ * The table a run ends with: what became of every call ({@link Report}), the duplicates providers saw, the retry
+ * budget's effect, and the shared wheel's stats, with a note on each row, and the verdict: OK when nothing was lost
+ * and the rows add up to {@code sent}.
  *
  * <p><b>Threading:</b> immutable, thread-safe.
  */
@@ -49,11 +49,30 @@ public final class FinalReport {
         }
     }
 
+    /**
+     * What the retry budget did.
+     *
+     * @param ratio        {@code failback.budget.ratio}
+     * @param minPerSecond {@code failback.budget.minrate}
+     * @param waits        due retries that waited for a token, read before the consumer stopped; null if unknown
+     * @param peak         the second in which the providers received the most retries; empty if none did, or the
+     *                     providers are not watched
+     * @param peakAt       when that second began, as the live lines stamp it
+     */
+    public record Budget(double ratio, double minPerSecond, Long waits, Optional<RetryArrivals.Peak> peak,
+                         String peakAt) {
+        /** @return the retries the budget allowed in the peak second; 0 without one */
+        public double allowedAtPeak() {
+            return peak.map(p -> p.allowed(ratio, minPerSecond)).orElse(0.0);
+        }
+    }
+
     private static final String ROW = "  %-30s %10s   %s";
 
     private final Report report;
     private final Optional<TimerStats> wheel;
     private final Duplicates duplicates;
+    private final Budget budget;
     private final int failbackTasks;
     private final int brokenAnswers;
     private final String brokenExample;
@@ -62,16 +81,18 @@ public final class FinalReport {
      * @param report        the account of the run, taken after the consumer stopped
      * @param wheel         the shared wheel's stats, read before the consumer stopped it; empty if none
      * @param duplicates    what providers completed more than once
+     * @param budget        what the retry budget did
      * @param failbackTasks the pending-retry cap, for the note on rejections
      * @param brokenAnswers calls whose caller got no answer because the call threw in the caller itself
      *                      ({@link LoadDriver#brokenAnswers()}); shown when not 0
      * @param brokenExample the first of them, or null
      */
-    public FinalReport(Report report, Optional<TimerStats> wheel, Duplicates duplicates, int failbackTasks,
-                       int brokenAnswers, String brokenExample) {
+    public FinalReport(Report report, Optional<TimerStats> wheel, Duplicates duplicates, Budget budget,
+                       int failbackTasks, int brokenAnswers, String brokenExample) {
         this.report = report;
         this.wheel = wheel;
         this.duplicates = duplicates;
+        this.budget = budget;
         this.failbackTasks = failbackTasks;
         this.brokenAnswers = brokenAnswers;
         this.brokenExample = brokenExample;
@@ -95,6 +116,11 @@ public final class FinalReport {
     /** @return the duplicates providers saw */
     public Duplicates duplicates() {
         return duplicates;
+    }
+
+    /** @return what the retry budget did */
+    public Budget budget() {
+        return budget;
     }
 
     /** @return whether nothing was lost and every call is in exactly one row */
@@ -145,9 +171,27 @@ public final class FinalReport {
             row(l, "broke in the caller", brokenAnswers, "WARNING: not an RPC failure; their rows above come from "
                     + "the retry events. E.g. " + brokenExample);
         }
+        budgetLines(l);
         wheelLines(l);
         l.add(verdict());
         return l;
+    }
+
+    private void budgetLines(List<String> l) {
+        Budget b = budget;
+        l.add("Retry budget (retries at most " + Human.percent(b.ratio()) + " of first-try successes + "
+                + Human.rate(b.minPerSecond()) + ": failback.budget.ratio, failback.budget.minrate)");
+        l.add(String.format(Locale.ROOT, ROW, "retries that waited", b.waits() == null ? "n/a" : b.waits().toString(),
+                "due retries that waited for a token (in order; none dropped)"));
+        if (b.peak().isEmpty()) {
+            l.add(String.format(Locale.ROOT, ROW, "most retries in 1 s", "n/a", "no retry reached a watched provider"));
+            return;
+        }
+        RetryArrivals.Peak p = b.peak().get();
+        l.add(String.format(Locale.ROOT, ROW, "most retries in 1 s", p.retries(), "received by p1 and p2 from "
+                + b.peakAt() + "; the budget's rate then: " + Human.rate(b.allowedAtPeak()) + " = "
+                + Human.rate(b.minPerSecond()) + " + " + Human.percent(b.ratio()) + " of " + p.firstTrySuccesses()
+                + " first-try successes, plus tokens saved before"));
     }
 
     private void wheelLines(List<String> l) {

@@ -28,31 +28,36 @@ import java.util.concurrent.TimeUnit;
  * @param events         which retry events get a line
  * @param drain          the longest wait for retries after the last call returned, or null for
  *                       {@link #drainBound()}'s estimate
+ * @param budgetRatio    {@code failback.budget.ratio}: retries at most this share of the first-try successes
+ * @param budgetMinRate  {@code failback.budget.minrate}: retries per second allowed whatever the successes
+ * @param metrics        whether the run ends by printing the consumer's failback meters
  */
 public record RunSettings(int calls, double ratePerSecond, LoadDriver.Mode mode, Duration timeout, int retries,
                           Duration delay, double multiplier, Duration maxDelay, double jitter, int failbackTasks,
-                          String overflow, String retryOn, EventLines.Level events, Duration drain) {
+                          String overflow, String retryOn, EventLines.Level events, Duration drain,
+                          double budgetRatio, double budgetMinRate, boolean metrics) {
 
     /** The defaults of the standalone consumer and of the demo's scenarios (unless a scenario says otherwise). */
     public static final RunSettings DEFAULTS = new RunSettings(200, 10, LoadDriver.Mode.MIXED, Duration.ofMillis(500),
             4, Duration.ofSeconds(1), 2.0, Duration.ofSeconds(8), 0.2, 100, "reject", "rpc",
-            EventLines.Level.RETRIES, null);
+            EventLines.Level.RETRIES, null, 0.2, 10, false);
 
     /** @return a copy with another {@code failbackTasks} */
     public RunSettings withFailbackTasks(int n) {
         return new RunSettings(calls, ratePerSecond, mode, timeout, retries, delay, multiplier, maxDelay, jitter, n,
-                overflow, retryOn, events, drain);
+                overflow, retryOn, events, drain, budgetRatio, budgetMinRate, metrics);
     }
 
     /**
      * @param speed how many times faster, at least 1
      * @return a copy whose call rate is {@code speed} times higher and whose retry delays are {@code speed} times
-     *         shorter (at least 1 ms); the timeout is unchanged
+     *         shorter (at least 1 ms); the timeout and the retry budget are unchanged: the budget is the rate a
+     *         provider may receive retries at, whatever the pace of the demo
      */
     public RunSettings faster(double speed) {
         return new RunSettings(calls, ratePerSecond * speed, mode, timeout, retries, divide(delay, speed), multiplier,
                 divide(maxDelay, speed), jitter, failbackTasks, overflow, retryOn, events,
-                drain == null ? null : divide(drain, speed));
+                drain == null ? null : divide(drain, speed), budgetRatio, budgetMinRate, metrics);
     }
 
     private static Duration divide(Duration d, double by) {
@@ -74,7 +79,9 @@ public record RunSettings(int calls, double ratePerSecond, LoadDriver.Mode mode,
                 .parameter("failback.maxdelay", String.valueOf(maxDelay.toMillis()))
                 .parameter("failback.jitter", Human.number(jitter))
                 .parameter("failback.retryon", retryOn)
-                .parameter("failback.overflow", overflow);
+                .parameter("failback.overflow", overflow)
+                .parameter("failback.budget.ratio", String.valueOf(budgetRatio))
+                .parameter("failback.budget.minrate", String.valueOf(budgetMinRate));
     }
 
     /** @return the retry policy these settings give the reference */
@@ -110,14 +117,31 @@ public record RunSettings(int calls, double ratePerSecond, LoadDriver.Mode mode,
         return Duration.ofNanos(nanos).plusSeconds(2);
     }
 
+    /**
+     * @param waiting calls still waiting for a retry
+     * @return {@link #drain} if set, else {@link #drainBound()} plus the time the retry budget's minimum rate takes to
+     *         release one retry of each waiting call (after the last call, no first-try success adds tokens)
+     */
+    public Duration drainBound(long waiting) {
+        if (drain != null || budgetMinRate == 0) {
+            return drainBound();
+        }
+        return drainBound().plusMillis(Math.round(waiting * 1000 / budgetMinRate));
+    }
+
     /** @return the retry settings in one line, e.g. {@code timeout 500 ms, retries 4 after 1 s, 2 s, 4 s, 8 s ...} */
     public String describeRetries() {
         List<String> delays = retryDelaysMillis().stream().map(Human::duration).toList();
-        return String.format(Locale.ROOT, "timeout %s, retries %d%s%s, failbacktasks %d (overflow: %s), retry on %s",
-                Human.duration(timeout), retries,
+        return String.format(Locale.ROOT, "timeout %s, retries %d%s%s, failbacktasks %d (overflow: %s), retry on %s, "
+                        + "%s", Human.duration(timeout), retries,
                 delays.isEmpty() ? "" : " after " + String.join(", ", delays),
                 jitter == 0 || delays.isEmpty() ? "" : " (each " + Human.percent(jitter) + " either way)",
-                failbackTasks, overflow, retryOn);
+                failbackTasks, overflow, retryOn, describeBudget());
+    }
+
+    /** @return the retry budget in a few words, e.g. {@code budget 20% of first-try successes + 10/s} */
+    public String describeBudget() {
+        return "budget " + Human.percent(budgetRatio) + " of first-try successes + " + Human.rate(budgetMinRate);
     }
 
     /** @return the load in one line, e.g. {@code 200 calls at 10/s (20 s), sync and async alternately} */

@@ -98,6 +98,34 @@ public enum Scenario {
                     new Step(c.part(0.60), c.p1.name() + " accepts every call again",
                             () -> c.p1.faults().failRate(0)));
         }
+    },
+
+    /** No provider is up while calls keep coming, then both come back: the retry budget meters out the backlog. */
+    RECOVERY("recovery",
+            "no provider is up while calls keep coming; then both come back to a backlog of retries",
+            "While no provider is up, every call fails back and its retry waits. When the providers come back, the "
+                    + "retry budget (failback.budget.*) releases the backlog at its rate, not all at once: the "
+                    + "budget line says how many retries still wait for a token and how many went out in the last "
+                    + "second, and the report sets the most retries the providers received in one second against "
+                    + "what the budget allowed.") {
+        @Override
+        List<Step> steps(Cast c) {
+            Duration down = c.part(0.30);
+            return List.of(new Step(c.part(0.20), "p1 and p2 go down for " + Human.duration(down)
+                    + ": no provider is up", () -> {
+                        c.down(c.p1, down);
+                        c.down(c.p2, down);
+                    }));
+        }
+
+        @Override
+        RunSettings defaults() {
+            // a backlog of hundreds, room for all of it, retries enough to outlast the outage, and quiet event lines
+            RunSettings d = RunSettings.DEFAULTS;
+            return new RunSettings(600, 30, d.mode(), d.timeout(), 8, d.delay(), d.multiplier(), d.maxDelay(),
+                    d.jitter(), 1000, d.overflow(), d.retryOn(), EventLines.Level.NONE, null, d.budgetRatio(),
+                    d.budgetMinRate(), false);
+        }
     };
 
     /** The scenario run when none is named. */

@@ -33,7 +33,7 @@ class DemoLauncherTest {
 
     private static final String[] CONSUMER_FLAGS = {"--calls", "--rate", "--mode", "--timeout", "--retries",
         "--delay", "--multiplier", "--max-delay", "--jitter", "--failbacktasks", "--overflow", "--retry-on",
-        "--events", "--drain", "--help"};
+        "--budget-ratio", "--budget-minrate", "--metrics", "--events", "--drain", "--help"};
 
     @Test
     void help_listsEveryFlag_theScenarios_andTheConsumerCommand() {
@@ -43,7 +43,7 @@ class DemoLauncherTest {
             assertTrue(help.contains(flag), flag + " in\n" + help);
         }
         for (String s : new String[] {"--scenario", "--speed", "consumer", "provider-down (default)",
-            "provider-hang", "flaky", "overflow", "business", "most instructive"}) {
+            "provider-hang", "flaky", "overflow", "business", "recovery", "most instructive"}) {
             assertTrue(help.contains(s), s + " in\n" + help);
         }
         assertEquals("", err());
@@ -67,7 +67,7 @@ class DemoLauncherTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "--scenario nope   | --scenario: \"nope\" (expected: one of provider-down, provider-hang, flaky, overflow, "
-            + "business)",
+            + "business, recovery)",
         "--speed 0         | --speed: \"0\" (expected: a number, 0.1..50)",
         "--calls 0         | --calls: \"0\" (expected: a whole number, 1..1000000)",
         "--rate fast       | --rate: \"fast\" (expected: a number, 0.01..10000)",
@@ -83,6 +83,11 @@ class DemoLauncherTest {
         "--retry-on ,      | --retry-on: \",\" (expected: rpc, all, or comma-separated exception class names)",
         "--events some     | --events: \"some\" (expected: one of all, retries, outcomes, none)",
         "--drain 5x        | --drain: \"5x\" DURATION",
+        "--budget-ratio -1 | --budget-ratio: \"-1\" (expected: a number, 0..1000000)",
+        "--budget-ratio x  | --budget-ratio: \"x\" (expected: a number, 0..1000000)",
+        "--budget-minrate 1e7 | --budget-minrate: \"1e7\" (expected: a number, 0..1000000)",
+        "--budget-ratio 0 --budget-minrate 0 | --budget-minrate: \"0\" (expected: > 0 when --budget-ratio is 0)",
+        "--budget-minrate 0 --budget-ratio 0.0 | --budget-minrate: \"0\" (expected: > 0 when --budget-ratio is 0)",
         "--calls           | Missing required parameter for option '--calls' (N)",
         "--bogus           | Unknown option: '--bogus'"})
     void badFlag_exitsWith2_namingTheFlagAndTheValue(String args, String message) {

@@ -3,6 +3,9 @@ package io.rpctimer.demo.consumer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rpctimer.demo.provider.ledger.CallLedger;
+import io.rpctimer.demo.provider.ledger.CallOutcome;
+import io.rpctimer.demo.provider.ledger.CallRecord;
 import io.rpctimer.retry.RetryEvent;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -88,5 +91,61 @@ class DemoOutputTest {
         assertEquals(List.of(1000L, 2000L, 4000L, 8000L), RunSettings.DEFAULTS.retryDelaysMillis());
         // every delay at its +20% maximum (1.2 + 2.4 + 4.8 + 8, capped), a 500 ms timeout per retry, 2 s spare
         assertEquals(Duration.ofMillis(20_400), RunSettings.DEFAULTS.drainBound());
+        // 130 calls wait: the budget's 10/s minimum releases one retry of each in 13 s more
+        assertEquals(Duration.ofMillis(33_400), RunSettings.DEFAULTS.drainBound(130));
+        // the budget is a rate at the provider, whatever the demo's pace
+        assertEquals(0.2, s.budgetRatio());
+        assertEquals(10, s.budgetMinRate());
+    }
+
+    @Test
+    void budgetFlags_becomeTheReferencesBudgetKeys() {
+        ConsumerFlags flags = new ConsumerFlags();
+        flags.budgetRatio = "0.5";
+        flags.budgetMinRate = "2.5";
+        RunSettings s = flags.resolve(RunSettings.DEFAULTS);
+        assertEquals(0.5, s.budgetRatio());
+        assertEquals(2.5, s.budgetMinRate());
+        assertTrue(s.describeRetries().endsWith(", budget 50% of first-try successes + 2.5/s"), s.describeRetries());
+    }
+
+    @Test
+    void retryArrivals_busiestSecond_withTheFirstTrySuccessesInIt() {
+        CallLedger ledger = new CallLedger();
+        RetryArrivals arrivals = new RetryArrivals();
+        assertTrue(arrivals.peak().isEmpty());
+        for (int attempt : new int[] {1, 2, 1, 0, 0}) {
+            CallRecord call = ledger.received("send", "c-" + attempt, "c-" + attempt, attempt);
+            arrivals.record(call, CallOutcome.COMPLETED);
+        }
+        arrivals.record(ledger.received("send", "c-9", "c-9", 0), CallOutcome.RPC_ERROR); // no deposit
+        RetryArrivals.Peak peak = arrivals.peak().orElseThrow();
+        assertEquals(3, peak.retries());
+        assertEquals(2, peak.firstTrySuccesses());
+        assertEquals(10.4, peak.allowed(0.2, 10), 1e-9);
+    }
+
+    @Test
+    void report_setsThePeakAgainstTheBudget() {
+        Report r = new Report("wheelfailback", CallBook.Accounting.EVENTS, 2, 1, new java.util.TreeMap<>(Map.of(1, 1L)),
+                0, 0, 0, 0, 0, 0, 0, 0, 5, List.of());
+        RetryArrivals.Peak peak = new RetryArrivals.Peak(0, 17, 35);
+        FinalReport fr = new FinalReport(r, java.util.Optional.empty(), FinalReport.Duplicates.of(0, "none"),
+                new FinalReport.Budget(0.2, 10, 214L, java.util.Optional.of(peak), "00:13.4"), 100, 0, null);
+        String table = String.join("\n", fr.lines());
+        assertTrue(table.contains("Retry budget (retries at most 20% of first-try successes + 10/s"), table);
+        assertTrue(table.contains("  retries that waited                   214   "), table);
+        assertTrue(table.contains("  most retries in 1 s                    17   received by p1 and p2 from 00:13.4; "
+                + "the budget's rate then: 17/s = 10/s + 20% of 35 first-try successes, plus tokens saved before"), table);
+        assertTrue(fr.ok(), table);
+    }
+
+    @Test
+    void meterValues_fourSignificantDigits() {
+        assertEquals("3", FailbackMeters.number(3.0));
+        assertEquals("0.8", FailbackMeters.number(0.8));
+        assertEquals("0.003025", FailbackMeters.number(0.0030251857));
+        assertEquals("173.7", FailbackMeters.number(173.6612));
+        assertEquals("NaN", FailbackMeters.number(Double.NaN));
     }
 }
