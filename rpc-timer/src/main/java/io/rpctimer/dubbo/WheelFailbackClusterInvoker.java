@@ -25,6 +25,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.constants.CommonConstants;
+import org.apache.dubbo.common.constants.LoggerCodeConstants;
+import org.apache.dubbo.common.logger.ErrorTypeAwareLogger;
+import org.apache.dubbo.common.logger.LoggerFactory;
 import org.apache.dubbo.common.profiler.Profiler;
 import org.apache.dubbo.rpc.AppResponse;
 import org.apache.dubbo.rpc.AsyncRpcResult;
@@ -80,8 +83,14 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     private static final String JVM_ID = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
     private static final AtomicLong CALL_IDS = new AtomicLong();
+    private static final ErrorTypeAwareLogger LOG =
+            LoggerFactory.getErrorTypeAwareLogger(WheelFailbackClusterInvoker.class);
 
-    private final FailbackConfig config;
+    /**
+     * The configuration and the consumer URL it was read from. A configurator (an override URL in the registry, a
+     * config-center rule) replaces the directory's consumer URL; the next failure reads the new one.
+     */
+    private volatile Configured configured;
     private final FailbackRuntime runtime;
     /** This reference's part of the application's retry lifecycle, which owns every failed call's life. */
     private final RetryReference<Snapshot> retries;
@@ -95,15 +104,16 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      */
     WheelFailbackClusterInvoker(Directory<T> directory, FailbackRuntime runtime) {
         super(directory);
-        this.config = FailbackConfig.from(getUrl(), directory.getInterface());
-        this.runtime = runtime;
         URL url = getUrl();
+        FailbackConfig config = FailbackConfig.from(url, directory.getInterface());
+        this.configured = new Configured(url, config);
+        this.runtime = runtime;
         RetryLifecycle lifecycle = runtime.lifecycle(url);
         boolean durable = runtime.store().journal() != null;
         config.checkStore(url, durable);
         this.codec = durable ? new CallCodec(url) : null;
         RetryReference.Builder<Snapshot> b = lifecycle.reference(url.getServiceKey(), this::send)
-                .service(getInterface().getName()).policies(config::policy)
+                .service(getInterface().getName()).policies(method -> config().policy(method))
                 .limits(config.maxPending(), config.overflow()).budget(runtime.budget(config))
                 .executor(task -> runtime.lanes().execute(this, task))
                 .handOverSink(this::toStore);
@@ -309,7 +319,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             handOver(); // destroyed while this call failed: the sweep may have missed it
         }
         if (admission.kind() != Admission.Kind.REJECTED
-                || config.policy(snapshot.method()).overflow() == OverflowPolicy.LOG) {
+                || config().policy(snapshot.method()).overflow() == OverflowPolicy.LOG) {
             return null;
         }
         return new RpcException(RpcException.LIMIT_EXCEEDED_EXCEPTION, "wheelfailback rejected "
@@ -438,7 +448,35 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     private RetryPolicy policy(Invocation invocation) {
-        return config.policy(RpcUtils.getMethodName(invocation));
+        return config().policy(RpcUtils.getMethodName(invocation));
+    }
+
+    private record Configured(URL url, FailbackConfig config) {
+    }
+
+    /** @return the configuration of the directory's current consumer URL (one volatile read while it is unchanged) */
+    private FailbackConfig config() {
+        URL url = getUrl();
+        Configured c = configured;
+        return c.url() == url ? c.config() : reconfigure(url);
+    }
+
+    /** A bad dynamic value cannot fail a reference that exists: it is logged, and the previous values stay. */
+    private synchronized FailbackConfig reconfigure(URL url) {
+        Configured c = configured;
+        if (c.url() == url) {
+            return c.config();
+        }
+        FailbackConfig next = c.config();
+        try {
+            next = FailbackConfig.from(url, getInterface());
+            retries.limits(next.maxPending(), next.overflow());
+        } catch (IllegalArgumentException e) {
+            LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "invalid dynamic configuration", "",
+                    "wheelfailback " + url.getServiceKey() + ": " + e.getMessage() + "; the previous values stay");
+        }
+        configured = new Configured(url, next);
+        return next;
     }
 
     /**
