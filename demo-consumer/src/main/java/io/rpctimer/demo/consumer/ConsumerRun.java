@@ -46,6 +46,8 @@ public final class ConsumerRun {
     }
 
     private static final String SERVICE = NotificationService.class.getName();
+    /** Starts the line that says how many retries the consumer took over from its journal at start. */
+    static final String RESUMED_PREFIX = "resumed ";
 
     private final Console console;
     private final PrintStream err;
@@ -128,6 +130,11 @@ public final class ConsumerRun {
         stage.consumerStarted(c);
         console.line(String.format(Locale.ROOT, "  %-10s %-36s started in %s", "consumer",
                 consumerName + ", cluster=" + c.cluster(), Human.duration(Duration.ofNanos(System.nanoTime() - t0))));
+        long resumed = WheelFailback.lifecycles().stream().mapToLong(l -> l.state().resumed()).sum();
+        if (resumed > 0) {
+            console.line(String.format(Locale.ROOT, "  %-10s %-36s %s", "journal", RESUMED_PREFIX + resumed
+                    + " retries", "an earlier run's failed calls, retried by this one"));
+        }
         EventLines lines = new EventLines(console, SERVICE, settings.events(), stage.providerLabels(),
                 LoadDriver.callId(0, settings.calls()).length());
         events = lines;
@@ -187,17 +194,17 @@ public final class ConsumerRun {
     }
 
     private void drain() {
-        long open = consumer.book().unsettled();
+        long open = consumer.openWithResumed();
         if (open == 0) {
             console.timed("no retry pending: every call has its outcome");
             return;
         }
         Duration max = settings.drainBound();
         console.timed(open + " calls wait for a retry; waiting at most " + Human.duration(max));
-        boolean settled = consumer.awaitSettled(max);
+        boolean settled = consumer.awaitSettledWithResumed(max);
         resources.checkNotStopping();
         console.timed(settled ? "every call has its outcome"
-                : consumer.book().unsettled() + " calls still wait for a retry: the consumer hands them over as it "
+                : consumer.openWithResumed() + " calls still wait for a retry: the consumer hands them over as it "
                         + "stops");
     }
 

@@ -67,7 +67,7 @@ class DemoLauncherTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "--scenario nope   | --scenario: \"nope\" (expected: one of provider-down, provider-hang, flaky, overflow, "
-            + "business)",
+            + "business, consumer-crash)",
         "--speed 0         | --speed: \"0\" (expected: a number, 0.1..50)",
         "--calls 0         | --calls: \"0\" (expected: a whole number, 1..1000000)",
         "--rate fast       | --rate: \"fast\" (expected: a number, 0.01..10000)",
