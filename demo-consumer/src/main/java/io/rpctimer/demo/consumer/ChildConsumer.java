@@ -36,6 +36,18 @@ final class ChildConsumer implements AutoCloseable {
     private static final String HEADER = "  time     ";
     /** The failed-attempt event, whose line the child prints with {@code --events retries}. */
     static final String FAILED = "failed";
+    /** In a failed line: the consumer gave up waiting, and the provider may still complete the attempt. */
+    private static final String TIMED_OUT = "timed out after";
+
+    /**
+     * What a child printed about the calls.
+     *
+     * @param failedBack ids with a {@code failed} line: the caller got null, or a retry failed
+     * @param timedOut   ids with an attempt that timed out: one the provider may have completed all the same
+     * @param outcomes   id to the first outcome printed for it (DELIVERED, ABANDONED, ...)
+     */
+    record Seen(Set<String> failedBack, Set<String> timedOut, Map<String, String> outcomes) {
+    }
 
     private final int number;
     private final Console console;
@@ -43,6 +55,7 @@ final class ChildConsumer implements AutoCloseable {
     private final Thread reader;
     private final List<String> lines = new ArrayList<>(); // guarded by this
     private final Set<String> failed = new TreeSet<>(); // guarded by this
+    private final Set<String> timedOut = new TreeSet<>(); // guarded by this
     private final Map<String, String> outcomes = new TreeMap<>(); // guarded by this
     private boolean skipReport; // read and written by the reader thread only
 
@@ -99,7 +112,7 @@ final class ChildConsumer implements AutoCloseable {
             console.timed(mark + text);
             Matcher event = EVENT.matcher(text);
             if (event.lookingAt()) {
-                event(event.group(1), event.group(2));
+                event(event.group(1), event.group(2), text.contains(TIMED_OUT));
             }
         } else if (l.startsWith(HEADER)) {
             console.line(HEADER + mark + l.substring(HEADER.length()));
@@ -114,9 +127,12 @@ final class ChildConsumer implements AutoCloseable {
         }
     }
 
-    private synchronized void event(String callId, String type) {
+    private synchronized void event(String callId, String type, boolean timedOutAttempt) {
         if (type.equals(FAILED)) {
             failed.add(callId);
+            if (timedOutAttempt) {
+                timedOut.add(callId);
+            }
         } else if (!type.equals("scheduled") && !type.equals("sent")) {
             outcomes.putIfAbsent(callId, type);
         }
@@ -173,21 +189,16 @@ final class ChildConsumer implements AutoCloseable {
         return process.pid();
     }
 
-    /** @return the ids of the calls with a {@code failed} line from this child, whatever came next */
-    synchronized Set<String> failedBack() {
-        return new TreeSet<>(failed);
+    /** @return what it printed about the calls so far */
+    synchronized Seen seen() {
+        return new Seen(new TreeSet<>(failed), new TreeSet<>(timedOut), new TreeMap<>(outcomes));
     }
 
-    /** @return call id to the first outcome this child printed for it (DELIVERED, ABANDONED, ...) */
-    synchronized Map<String, String> outcomes() {
-        return new TreeMap<>(outcomes);
-    }
-
-    /** @return the calls with a {@code failed} line and no outcome yet: retries pending in this child */
-    synchronized Set<String> pending() {
+    /** @return how many calls have a {@code failed} line and no outcome yet: retries pending in this child */
+    synchronized int pending() {
         Set<String> p = new TreeSet<>(failed);
         p.removeAll(outcomes.keySet());
-        return p;
+        return p.size();
     }
 
     /** SIGTERM if it still runs (it stops its consumer gracefully), then SIGKILL if it does not end in 20 s. */

@@ -128,7 +128,7 @@ final class ConsumerCrash {
         providers.forEach(p -> p.faults().errorRate(1.0));
         await(first, ALL_SENT, "answer every caller");
         pauseUntil(t0 + sending.plus(scaled(Duration.ofMillis(2500))).toNanos());
-        int pending = first.pending().size();
+        int pending = first.pending();
         account.killed();
         first.kill();
         console.timed(">> consumer killed (kill -9) with " + pending + " retries pending (process [1], pid "
@@ -148,7 +148,7 @@ final class ConsumerCrash {
         }
         second.close();
         List<String> sent = IntStream.range(0, CALLS).mapToObj(i -> LoadDriver.callId(i, CALLS)).toList();
-        return Optional.of(account.result(sent, first.outcomes(), second.outcomes()));
+        return Optional.of(account.result(sent, first.seen(), second.seen()));
     }
 
     private ChildConsumer child(int number, int calls) {
@@ -158,7 +158,7 @@ final class ConsumerCrash {
                 "--rate", Human.number(10 * speed), "--timeout", "500ms", "--retries", "12",
                 "--delay", millis(Duration.ofSeconds(1)), "--max-delay", millis(Duration.ofSeconds(2))));
         if (calls == 0) {
-            args.addAll(List.of("--drain", millis(drain())));
+            args.addAll(List.of("--drain", drain().toMillis() + "ms"));
         }
         synchronized (children) {
             if (interrupted) {

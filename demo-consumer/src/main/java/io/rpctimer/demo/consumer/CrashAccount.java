@@ -21,8 +21,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * child printed ({@link ChildConsumer#outcomes()}). Each call lands in exactly one row: delivered on the first try
  * (a provider completed attempt 0), delivered on a retry by the first process, delivered after the restart by the
  * second, completed at the kill with no outcome line, abandoned, rejected, or lost. A duplicate (a call completed more
- * than once) is explained only if the call was in flight at the kill: completed by a provider before it, with no
- * first-try reply and no DELIVERED line from the first process.
+ * than once) is explained only if the call was in flight at the kill (completed by a provider before it, with no
+ * first-try reply and no DELIVERED line from the first process), or if one of its attempts timed out: the consumer
+ * gave up on it and retried, and the provider completed it all the same (at-least-once delivery).
  *
  * <p><b>Threading:</b> thread-safe: provider threads report completions while the launcher reads.
  */
@@ -84,45 +85,46 @@ final class CrashAccount implements CallListener {
 
     /**
      * @param sent   the ids of the calls the first process sent
-     * @param first  outcome lines of the first process, by call id
-     * @param second outcome lines of the second process, by call id
+     * @param first  what the first process printed
+     * @param second what the second process printed
      * @return the account
      */
-    Result result(List<String> sent, Map<String, String> first, Map<String, String> second) {
+    Result result(List<String> sent, ChildConsumer.Seen first, ChildConsumer.Seen second) {
         Map<Fate, Long> fates = new TreeMap<>();
         List<String> lost = new ArrayList<>();
         Set<String> inFlight = new TreeSet<>();
         Set<String> unexplained = new TreeSet<>();
         long duplicates = 0;
         for (String id : sent) {
-            Fate f = fate(id, first.get(id), second.get(id));
+            Fate f = fate(id, first, second);
             fates.merge(f, 1L, Long::sum);
             if (f == Fate.LOST && lost.size() < 20) {
                 lost.add(id);
             }
-            if (atKill.getOrDefault(id, 0) > 0 && !firstTry.contains(id) && !"DELIVERED".equals(first.get(id))) {
+            if (atKill.getOrDefault(id, 0) > 0 && f != Fate.FIRST_TRY && f != Fate.BEFORE_KILL) {
                 inFlight.add(id);
             }
             int n = completions.getOrDefault(id, new AtomicInteger()).get();
             duplicates += Math.max(0, n - 1);
-            if (n > 1 && !inFlight.contains(id)) {
+            if (n > 1 && !inFlight.contains(id) && !first.timedOut().contains(id)
+                    && !second.timedOut().contains(id)) {
                 unexplained.add(id);
             }
         }
         return new Result(sent.size(), fates, lost, duplicates, inFlight, unexplained);
     }
 
-    private Fate fate(String id, String first, String second) {
-        if (firstTry.contains(id)) {
-            return Fate.FIRST_TRY;
+    private Fate fate(String id, ChildConsumer.Seen first, ChildConsumer.Seen second) {
+        if (firstTry.contains(id) && !first.failedBack().contains(id)) {
+            return Fate.FIRST_TRY; // a provider completed the caller's own call, and the caller got the reply
         }
-        if ("DELIVERED".equals(first)) {
+        if ("DELIVERED".equals(first.outcomes().get(id))) {
             return Fate.BEFORE_KILL;
         }
-        if ("DELIVERED".equals(second)) {
+        if ("DELIVERED".equals(second.outcomes().get(id))) {
             return Fate.AFTER_RESTART;
         }
-        String outcome = first != null ? first : second;
+        String outcome = first.outcomes().getOrDefault(id, second.outcomes().get(id));
         if ("ABANDONED".equals(outcome)) {
             return Fate.ABANDONED;
         }
@@ -149,9 +151,9 @@ final class CrashAccount implements CallListener {
         row(l, "lost", r.count(Fate.LOST), r.count(Fate.LOST) == 0
                 ? "sent, never completed and no outcome: must be 0" : "LOST: " + String.join(", ", r.lostIds()));
         row(l, "duplicates", r.duplicates(), r.unexplained().isEmpty()
-                ? "completed more than once; allowed only for the " + r.inFlightAtKill().size()
-                        + " calls in flight at the kill"
-                : "NOT in flight at the kill: " + String.join(", ", r.unexplained()));
+                ? "completed more than once: allowed only for the " + r.inFlightAtKill().size()
+                        + " calls in flight at the kill, or an attempt that timed out"
+                : "NOT in flight at the kill, nor timed out: " + String.join(", ", r.unexplained()));
         String sum = r.sent() + " sent = " + r.count(Fate.FIRST_TRY) + " first try + " + r.count(Fate.BEFORE_KILL)
                 + " before the kill + " + r.count(Fate.AFTER_RESTART) + " after the restart + "
                 + (r.count(Fate.AT_KILL) > 0 ? r.count(Fate.AT_KILL) + " at the kill + " : "")

@@ -145,7 +145,8 @@ public final class EventLines implements RetryListener {
 
     private String since(RetryEvent e) {
         Long first = firstFailed.get(e.retryId());
-        return first == null ? "" : Human.duration(Math.max(0, e.epochMillis() - first)) + " after the first try";
+        // no first failure seen here: the call was resumed from the journal, failed back by an earlier process
+        return first == null ? "resumed from the journal" : Human.duration(Math.max(0, e.epochMillis() - first)) + " after the first try";
     }
 
     private String label(String address) {
