@@ -118,7 +118,7 @@ final class ChildConsumer implements AutoCloseable {
             console.line(HEADER + mark + l.substring(HEADER.length()));
         } else if (skipReport || l.equals("Report")) {
             skipReport = true; // the launcher's report, across both processes, stands for the child's own
-        } else {
+        } else if (!l.isBlank()) { // blank lines separate the child's sections; the marks show where each begins
             console.line(l.startsWith("  ") ? "  " + mark + l.substring(2) : mark + l);
         }
         synchronized (this) {

@@ -139,7 +139,7 @@ final class CrashAccount implements CallListener {
         List<String> l = new ArrayList<>();
         l.add("Report (both consumer processes: the providers' ledgers and each process's outcome lines)");
         row(l, "sent", r.sent(), "calls the first process made before it was killed");
-        row(l, "delivered on the first try", r.count(Fate.FIRST_TRY), "a provider completed the caller's own call");
+        row(l, "delivered on the first try", r.count(Fate.FIRST_TRY), "the caller got the provider's reply");
         row(l, "delivered before the kill", r.count(Fate.BEFORE_KILL), "on a retry, by the first process");
         row(l, "delivered after the restart", r.count(Fate.AFTER_RESTART),
                 "resumed from the journal and delivered by the second process");
