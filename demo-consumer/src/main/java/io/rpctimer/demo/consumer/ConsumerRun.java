@@ -46,8 +46,6 @@ public final class ConsumerRun {
     }
 
     private static final String SERVICE = NotificationService.class.getName();
-    /** Starts the line that says how many retries the consumer took over from its journal at start. */
-    static final String RESUMED_PREFIX = "resumed ";
 
     private final Console console;
     private final PrintStream err;
@@ -132,7 +130,7 @@ public final class ConsumerRun {
                 consumerName + ", cluster=" + c.cluster(), Human.duration(Duration.ofNanos(System.nanoTime() - t0))));
         long resumed = WheelFailback.lifecycles().stream().mapToLong(l -> l.state().resumed()).sum();
         if (resumed > 0) {
-            console.line(String.format(Locale.ROOT, "  %-10s %-36s %s", "journal", RESUMED_PREFIX + resumed
+            console.line(String.format(Locale.ROOT, "  %-10s %-36s %s", "journal", "resumed " + resumed
                     + " retries", "an earlier run's failed calls, retried by this one"));
         }
         EventLines lines = new EventLines(console, SERVICE, settings.events(), stage.providerLabels(),

@@ -84,7 +84,9 @@ class DemoLauncherTest {
         "--events some     | --events: \"some\" (expected: one of all, retries, outcomes, none)",
         "--drain 5x        | --drain: \"5x\" DURATION",
         "--calls           | Missing required parameter for option '--calls' (N)",
-        "--bogus           | Unknown option: '--bogus'"})
+        "--bogus           | Unknown option: '--bogus'",
+        "--scenario consumer-crash --calls 5 | --calls: not with --scenario consumer-crash (expected: --speed only)",
+        "--scenario consumer-crash --speed 99 | --speed: \"99\" (expected: a number, 0.1..50)"})
     void badFlag_exitsWith2_namingTheFlagAndTheValue(String args, String message) {
         assertEquals(2, run(args.trim().split("\\s+")));
         assertEquals("error: " + message.replace("DURATION", DURATION) + "\nTry 'demo --help'.\n", err());
