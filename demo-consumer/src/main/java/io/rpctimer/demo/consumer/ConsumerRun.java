@@ -230,10 +230,11 @@ public final class ConsumerRun {
             c.close();
             awaitCallers();
             Report report = c.report();
-            console.line(String.format(Locale.ROOT, "  %-10s %-36s stopped in %s", "consumer",
-                    report.handedOver() + " retries handed over", Human.duration(Duration.ofNanos(System.nanoTime()
-                            - t0))));
             EventLines lines = events;
+            // the events count the retries resumed from the journal too, which the report's book never saw
+            long handedOver = Math.max(report.handedOver(), lines == null ? 0 : lines.handedOver());
+            console.line(String.format(Locale.ROOT, "  %-10s %-36s stopped in %s", "consumer",
+                    handedOver + " retries handed over", Human.duration(Duration.ofNanos(System.nanoTime() - t0))));
             if (lines != null) {
                 WheelFailback.removeListener(lines);
             }
