@@ -32,7 +32,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "consumer", sortOptions = false, usageHelpAutoWidth = true,
         description = {"A consumer of the demo's NotificationService on cluster=wheelfailback, against a running "
                 + "registry and providers: prints every retry as it happens, a progress line each second, and a "
-                + "report of what became of every call. Exit code 0 when no call was lost."})
+                + "report of what became of every call. Exit code 0 when no call was lost.",
+            "With --store embedded, a consumer restarted under the same --name resumes the retries its journal "
+                    + "kept; --calls 0 sends nothing and only delivers those."})
 public final class ConsumerApp implements Callable<Integer> {
 
     @Spec
@@ -106,7 +108,7 @@ public final class ConsumerApp implements Callable<Integer> {
                 DubboNode.checkName("--providers", p);
             }
             DubboNode.checkName("--name", name);
-            settings = flags.resolve(RunSettings.DEFAULTS);
+            settings = flags.resolve(RunSettings.DEFAULTS, 0);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -105,7 +105,18 @@ public final class ConsumerFlags {
      * @throws IllegalArgumentException naming the flag and the value, e.g. {@code --calls: "0" (expected: 1..1000000)}
      */
     public RunSettings resolve(RunSettings defaults) {
-        int nCalls = calls == null ? defaults.calls() : parseInt("--calls", calls, 1, 1_000_000);
+        return resolve(defaults, 1);
+    }
+
+    /**
+     * @param defaults the values of the flags not given
+     * @param minCalls the least {@code --calls} accepted: 0 where a run may only deliver retries resumed from the
+     *                 journal
+     * @return the settings
+     * @throws IllegalArgumentException naming the flag and the value
+     */
+    public RunSettings resolve(RunSettings defaults, int minCalls) {
+        int nCalls = calls == null ? defaults.calls() : parseInt("--calls", calls, minCalls, 1_000_000);
         double perSecond = rate == null ? defaults.ratePerSecond() : parseDouble("--rate", rate, 0.01, 10_000);
         LoadDriver.Mode m = mode == null ? defaults.mode() : parseEnum("--mode", mode, LoadDriver.Mode.class);
         Duration t = timeout == null ? defaults.timeout() : positive("--timeout", timeout);

@@ -136,6 +136,11 @@ public final class ConsumerRun {
         stage.consumerStarted(c);
         console.line(String.format(Locale.ROOT, "  %-10s %-36s started in %s", "consumer",
                 consumerName + ", cluster=" + c.cluster(), Human.duration(Duration.ofNanos(System.nanoTime() - t0))));
+        long resumed = WheelFailback.lifecycles().stream().mapToLong(l -> l.state().resumed()).sum();
+        if (resumed > 0) {
+            console.line(String.format(Locale.ROOT, "  %-10s %-36s %s", "journal", "resumed " + resumed
+                    + " retries", "an earlier run's failed calls, retried by this one"));
+        }
         EventLines lines = new EventLines(console, SERVICE, settings.events(), stage.providerLabels(),
                 LoadDriver.callId(0, settings.calls()).length());
         events = lines;
@@ -195,17 +200,17 @@ public final class ConsumerRun {
     }
 
     private void drain() {
-        long open = consumer.book().unsettled();
+        long open = consumer.openWithResumed();
         if (open == 0) {
             console.timed("no retry pending: every call has its outcome");
             return;
         }
         Duration max = settings.drainBound(open);
         console.timed(open + " calls wait for a retry; waiting at most " + Human.duration(max));
-        boolean settled = consumer.awaitSettled(max);
+        boolean settled = consumer.awaitSettledWithResumed(max);
         resources.checkNotStopping();
         console.timed(settled ? "every call has its outcome"
-                : consumer.book().unsettled() + " calls still wait for a retry: the consumer hands them over as it "
+                : consumer.openWithResumed() + " calls still wait for a retry: the consumer hands them over as it "
                         + "stops");
     }
 
@@ -241,10 +246,11 @@ public final class ConsumerRun {
             c.close();
             awaitCallers();
             Report report = c.report();
-            console.line(String.format(Locale.ROOT, "  %-10s %-36s stopped in %s", "consumer",
-                    report.handedOver() + " retries handed over", Human.duration(Duration.ofNanos(System.nanoTime()
-                            - t0))));
             EventLines lines = events;
+            // the events count the retries resumed from the journal too, which the report's book never saw
+            long handedOver = Math.max(report.handedOver(), lines == null ? 0 : lines.handedOver());
+            console.line(String.format(Locale.ROOT, "  %-10s %-36s stopped in %s", "consumer",
+                    handedOver + " retries handed over", Human.duration(Duration.ofNanos(System.nanoTime() - t0))));
             if (lines != null) {
                 WheelFailback.removeListener(lines);
             }

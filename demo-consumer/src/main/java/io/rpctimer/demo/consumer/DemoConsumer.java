@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.rpc.RpcContext;
 import org.apache.dubbo.rpc.RpcException;
@@ -172,8 +173,29 @@ public final class DemoConsumer implements AutoCloseable {
      * @return whether every call settled
      */
     public boolean awaitSettled(Duration max) {
+        return awaitZero(book::unsettled, max);
+    }
+
+    /**
+     * @return calls still open: this consumer's own ({@link CallBook#unsettled()}), or, when more, the retries
+     *     pending in this JVM, which include those resumed from the journal of an earlier run that the book never saw
+     */
+    public long openWithResumed() {
+        return Math.max(book.unsettled(), WheelFailback.stats().pending());
+    }
+
+    /**
+     * Waits until {@link #openWithResumed()} is 0, or {@code max} has passed.
+     *
+     * @return whether every call settled, resumed retries included
+     */
+    public boolean awaitSettledWithResumed(Duration max) {
+        return awaitZero(this::openWithResumed, max);
+    }
+
+    private static boolean awaitZero(LongSupplier open, Duration max) {
         long deadline = System.nanoTime() + max.toNanos();
-        while (book.unsettled() > 0) {
+        while (open.getAsLong() > 0) {
             if (System.nanoTime() - deadline >= 0) {
                 return false;
             }

@@ -6,10 +6,12 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -50,7 +52,9 @@ public final class DemoLauncher implements Callable<Integer> {
                 "overflow: both fail every call while only 10 retries may wait (failbacktasks=10): rejections.",
                 "business: p1 refuses half its calls with a business exception, which is not retried.",
                 "recovery: no provider is up while 600 calls go out at 30/s, then both come back to a backlog of "
-                        + "retries: the retry budget releases it at its rate (--budget-ratio, --budget-minrate)."})
+                        + "retries: the retry budget releases it at its rate (--budget-ratio, --budget-minrate).",
+                "consumer-crash: the consumer, a separate JVM on the embedded journal, is killed (kill -9) with "
+                        + "retries pending and restarted; the restarted one delivers them. Takes --speed only."})
     private String scenario;
 
     @Option(names = "--dedup", paramLabel = "memory|shared",
@@ -74,6 +78,7 @@ public final class DemoLauncher implements Callable<Integer> {
     private final boolean shutdownHook;
     private PrintStream err = System.err; // set by execute()
     private volatile ConsumerRun run;
+    private volatile ConsumerCrash crash;
     private volatile ConsumerRun.Result result;
 
     /**
@@ -130,12 +135,17 @@ public final class DemoLauncher implements Callable<Integer> {
 
     /** Runs {@code run}, with a JVM shutdown hook that interrupts it on Ctrl-C if {@code hook}. */
     static ConsumerRun.Result runWithHook(ConsumerRun run, boolean hook) {
-        Thread thread = new Thread(run::interrupt, "demo-shutdown");
+        return runWithHook(run::run, run::interrupt, hook);
+    }
+
+    /** Runs {@code run}, with a JVM shutdown hook that runs {@code interrupt} on Ctrl-C if {@code hook}. */
+    static <T> T runWithHook(Supplier<T> run, Runnable interrupt, boolean hook) {
+        Thread thread = new Thread(interrupt, "demo-shutdown");
         if (hook) {
             Runtime.getRuntime().addShutdownHook(thread);
         }
         try {
-            return run.run();
+            return run.get();
         } finally {
             if (hook) {
                 try {
@@ -149,6 +159,9 @@ public final class DemoLauncher implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (scenario != null && scenario.trim().equalsIgnoreCase(ConsumerCrash.ID)) {
+            return consumerCrash();
+        }
         Scenario s;
         RunSettings settings;
         double x;
@@ -178,6 +191,26 @@ public final class DemoLauncher implements Callable<Integer> {
         return result.exitCode();
     }
 
+    /** The scenario whose consumer is a child JVM: no in-process consumer, so only {@code --speed} applies. */
+    private int consumerCrash() {
+        double x;
+        try {
+            for (OptionSpec o : spec.commandLine().getParseResult().matchedOptions()) {
+                if (!o.longestName().equals("--scenario") && !o.longestName().equals("--speed")) {
+                    throw new IllegalArgumentException(o.longestName() + ": not with --scenario " + ConsumerCrash.ID
+                            + " (expected: --speed only)");
+                }
+            }
+            x = speed == null ? 1 : ConsumerFlags.parseDouble("--speed", speed, 0.1, 50);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        DubboNode.disableDubboShutdownHooks(); // ours stops the providers before ZooKeeper; Dubbo's would race it
+        ConsumerCrash c = new ConsumerCrash(new Console(out), err, x);
+        crash = c;
+        return runWithHook(c::run, c::interrupt, shutdownHook);
+    }
+
     private static void checkDedup(String value) {
         if (value != null && !value.equals(DemoStage.MEMORY) && !value.equals(DemoStage.SHARED)) {
             throw new IllegalArgumentException("--dedup: " + value + " (expected: " + DemoStage.MEMORY + " or "
@@ -193,6 +226,10 @@ public final class DemoLauncher implements Callable<Integer> {
         ConsumerRun r = run;
         if (r != null) {
             r.interrupt();
+        }
+        ConsumerCrash c = crash;
+        if (c != null) {
+            c.interrupt();
         }
     }
 

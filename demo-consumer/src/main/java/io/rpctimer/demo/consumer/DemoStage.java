@@ -46,7 +46,7 @@ final class DemoStage implements Stage {
     private volatile boolean stopping;
 
     /**
-     * @param scenario the fault script
+     * @param scenario the fault script; null when the consumer is another process ({@link ConsumerCrash}): no script
      * @param settings the run's settings: the script's times are fractions of its sending time
      * @param hang     how long a hanging provider holds each call, more than the timeout
      * @param dedup    {@value #MEMORY}, {@value #SHARED}, or null for providers that do not deduplicate

@@ -48,6 +48,7 @@ public final class EventLines implements RetryListener {
     private final Map<String, String> providerNames;
     private final String format;
     private final Map<String, LongAdder> deliveredBy = new ConcurrentHashMap<>();
+    private final LongAdder handedOver = new LongAdder();
     private final Map<String, Long> firstFailed = new ConcurrentHashMap<>();
     private final Map<String, Failed> lastFailed = new ConcurrentHashMap<>();
 
@@ -82,6 +83,8 @@ public final class EventLines implements RetryListener {
         String provider = label(e.provider());
         if (e.type() == RetryEvent.Type.DELIVERED) {
             deliveredBy.computeIfAbsent(provider, p -> new LongAdder()).increment();
+        } else if (e.type() == RetryEvent.Type.HANDED_OVER) {
+            handedOver.increment();
         }
         if (e.type() == RetryEvent.Type.SCHEDULED && e.attempt() == 1) {
             firstFailed.putIfAbsent(e.retryId(), e.epochMillis());
@@ -145,7 +148,8 @@ public final class EventLines implements RetryListener {
 
     private String since(RetryEvent e) {
         Long first = firstFailed.get(e.retryId());
-        return first == null ? "" : Human.duration(Math.max(0, e.epochMillis() - first)) + " after the first try";
+        // no first failure seen here: the call was resumed from the journal, failed back by an earlier process
+        return first == null ? "resumed from the journal" : Human.duration(Math.max(0, e.epochMillis() - first)) + " after the first try";
     }
 
     private String label(String address) {
@@ -153,6 +157,11 @@ public final class EventLines implements RetryListener {
             return "-";
         }
         return providerNames.getOrDefault(address, address);
+    }
+
+    /** @return HANDED_OVER outcomes seen, of this consumer's calls and of those resumed from its journal */
+    public long handedOver() {
+        return handedOver.sum();
     }
 
     /** @return retries delivered so far, by provider label; sorted */

@@ -74,14 +74,14 @@ public final class LoadDriver implements AutoCloseable {
 
     /**
      * @param consumer      sends the calls and keeps their account
-     * @param calls         how many, at least 1
+     * @param calls         how many, at least 0 (0: a run that only delivers retries resumed from the journal)
      * @param ratePerSecond calls started per second, more than 0 and at most 1,000,000
      * @param mode          sync, async, or alternately
      * @throws IllegalArgumentException naming the parameter and the value
      */
     public LoadDriver(DemoConsumer consumer, int calls, double ratePerSecond, Mode mode) {
-        if (calls < 1) {
-            throw new IllegalArgumentException("calls: " + calls + " (expected: >= 1)");
+        if (calls < 0) {
+            throw new IllegalArgumentException("calls: " + calls + " (expected: >= 0)");
         }
         if (!(ratePerSecond > 0 && ratePerSecond <= 1_000_000)) {
             throw new IllegalArgumentException("ratePerSecond: " + ratePerSecond + " (expected: > 0 and <= 1000000)");

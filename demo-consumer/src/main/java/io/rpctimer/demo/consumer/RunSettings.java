@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Threading:</b> immutable, thread-safe.
  *
- * @param calls          calls to send, 1..1,000,000
+ * @param calls          calls to send, 1..1,000,000 (the standalone consumer: 0 sends none and only delivers the
+ *                       retries resumed from its journal)
  * @param ratePerSecond  calls sent per second
  * @param mode           sync, async or both alternately
  * @param timeout        the reference's call timeout (Dubbo's {@code timeout}), also each retry's

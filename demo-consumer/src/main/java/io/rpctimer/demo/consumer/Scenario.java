@@ -175,7 +175,8 @@ public enum Scenario {
                 return s;
             }
         }
-        throw new IllegalArgumentException("--scenario: \"" + id + "\" (expected: one of " + ids() + ")");
+        throw new IllegalArgumentException("--scenario: \"" + id + "\" (expected: one of " + ids() + ", "
+                + ConsumerCrash.ID + ")");
     }
 
     /** @return the names, comma-separated */

@@ -67,7 +67,7 @@ class DemoLauncherTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "--scenario nope   | --scenario: \"nope\" (expected: one of provider-down, provider-hang, flaky, overflow, "
-            + "business, recovery)",
+            + "business, recovery, consumer-crash)",
         "--speed 0         | --speed: \"0\" (expected: a number, 0.1..50)",
         "--calls 0         | --calls: \"0\" (expected: a whole number, 1..1000000)",
         "--rate fast       | --rate: \"fast\" (expected: a number, 0.01..10000)",
@@ -89,7 +89,9 @@ class DemoLauncherTest {
         "--budget-ratio 0 --budget-minrate 0 | --budget-minrate: \"0\" (expected: > 0 when --budget-ratio is 0)",
         "--budget-minrate 0 --budget-ratio 0.0 | --budget-minrate: \"0\" (expected: > 0 when --budget-ratio is 0)",
         "--calls           | Missing required parameter for option '--calls' (N)",
-        "--bogus           | Unknown option: '--bogus'"})
+        "--bogus           | Unknown option: '--bogus'",
+        "--scenario consumer-crash --calls 5 | --calls: not with --scenario consumer-crash (expected: --speed only)",
+        "--scenario consumer-crash --speed 99 | --speed: \"99\" (expected: a number, 0.1..50)"})
     void badFlag_exitsWith2_namingTheFlagAndTheValue(String args, String message) {
         assertEquals(2, run(args.trim().split("\\s+")));
         assertEquals("error: " + message.replace("DURATION", DURATION) + "\nTry 'demo --help'.\n", err());
