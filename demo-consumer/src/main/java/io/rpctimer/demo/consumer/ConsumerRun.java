@@ -234,8 +234,10 @@ public final class ConsumerRun {
                 return result;
             }
             stopCalls();
-            Optional<TimerStats> wheel = WheelFailback.wheelStats(); // before the consumer releases the wheel
             Optional<ReferenceState> state = c.referenceState(); // before the consumer destroys the reference
+            // before the consumer releases the wheel; with no retry pending, every timeout left is a leak
+            Optional<TimerStats> wheel = state.map(ReferenceState::pending).orElse(0) == 0 ? settledWheelStats()
+                    : WheelFailback.wheelStats();
             FailbackMeters m = meters;
             if (m != null) {
                 m.readBeforeStop();
@@ -292,6 +294,27 @@ public final class ConsumerRun {
         }
         lines.forEach(console::line);
         m.close();
+    }
+
+    /**
+     * The wheel's stats once its worker has seen the last cancellations. The worker publishes its counts at a tick,
+     * and an idle worker naps until its next event (at most 1 s), so a retry timeout cancelled by the last reply a
+     * moment ago still counts as pending for up to that long. Waits at most 2 s for the count to reach 0; a timeout
+     * really left behind still shows. Called only when no retry is pending.
+     */
+    private static Optional<TimerStats> settledWheelStats() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        Optional<TimerStats> stats = WheelFailback.wheelStats();
+        while (stats.isPresent() && stats.get().pendingTimeouts() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            stats = WheelFailback.wheelStats();
+        }
+        return stats;
     }
 
     private void stopCalls() {
