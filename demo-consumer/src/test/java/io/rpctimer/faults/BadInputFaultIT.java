@@ -51,7 +51,7 @@ class BadInputFaultIT {
             new Bad("failback.maxdelay", "100", "milliseconds >= failback.delay (5000)"),
             new Bad("failback.jitter", "1.5", "a number in [0, 1]"),
             new Bad("failback.retryon", " , ", "rpc, all, or comma-separated exception class names"),
-            new Bad("failback.overflow", "drop", "reject or log"),
+            new Bad("failback.overflow", "drop", "reject, log or spill"),
             new Bad("send.failback.delay", "-5", "milliseconds > 0"));
 
     /**

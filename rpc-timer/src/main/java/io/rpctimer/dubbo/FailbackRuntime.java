@@ -29,7 +29,8 @@ import org.apache.dubbo.common.URL;
  * rule replacing it). Dubbo then destroys its directory but never calls the cluster invoker, so while any retry is
  * pending a sweep on the wheel looks every {@value #SWEEP_MILLIS} ms for references that are gone and hands their
  * retries over; a reference's retries are handed over within about a second of its destruction, not when each comes
- * due.
+ * due. With a journal, every {@value #ADOPT_MILLIS} ms each live reference claims its service's entries again, so
+ * that the entries of an instance that died or stopped after this one started are adopted once their lease expired.
  *
  * <p><b>Threading:</b> thread-safe.
  */
@@ -37,6 +38,11 @@ final class FailbackRuntime {
 
     /** How often the sweep looks for destroyed references, in milliseconds. */
     static final long SWEEP_MILLIS = 1_000;
+    /**
+     * With a journal, how often each reference claims entries again, in milliseconds: those of instances that died
+     * (or stopped) after it started, once their lease has expired.
+     */
+    static final long ADOPT_MILLIS = 10_000;
 
     private final SharedWheelTimer.Lease lease;
     private final Timer timer;
@@ -117,10 +123,6 @@ final class FailbackRuntime {
         return lanes;
     }
 
-    boolean isClosed() {
-        return closed;
-    }
-
     /**
      * @param consumerUrl the consumer URL of the reference asking; the first one's names the application's store
      * @return the application's lifecycle, built now if this is its first reference
@@ -141,6 +143,9 @@ final class FailbackRuntime {
                     .listener(event -> onEvent(event, opened)).build();
             store = opened;
             WheelFailback.register(lifecycle);
+            if (journal != null && sweeps) {
+                scheduleAdoption();
+            }
         }
         return lifecycle;
     }
@@ -164,6 +169,34 @@ final class FailbackRuntime {
             startSweep();
         } else if (event.isOutcome()) {
             stopSweepIfIdle();
+        }
+    }
+
+    private void scheduleAdoption() {
+        try {
+            timer.newTimeout(t -> {
+                try {
+                    lanes.execute(this, this::adopt);
+                } catch (RejectedExecutionException full) {
+                    if (!closed) {
+                        scheduleAdoption(); // both lanes full: at the next period
+                    }
+                }
+            }, ADOPT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (IllegalStateException | RejectedExecutionException e) {
+            // the wheel or the lanes stopped: the application is closing
+        }
+    }
+
+    /** Runs on the lanes (a claim waits for the database): every live reference claims what it may adopt. */
+    private void adopt() {
+        for (WheelFailbackClusterInvoker<?> invoker : invokers) {
+            if (!closed && !invoker.isGone()) {
+                invoker.resume();
+            }
+        }
+        if (!closed) {
+            scheduleAdoption();
         }
     }
 

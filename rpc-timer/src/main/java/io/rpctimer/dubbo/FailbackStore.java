@@ -30,7 +30,7 @@ import org.apache.dubbo.common.URL;
  *   <li>{@value #URL_KEY}, {@value #USER}, {@value #PASSWORD}: for {@code jdbc}, the database.
  * </ul>
  * A {@link DataSource} given by {@link WheelFailback#useJournalDataSource} for the application selects {@code jdbc}
- * on it, unless {@value #STORE} says otherwise.
+ * on it, unless the URL's {@value #STORE} says otherwise (it takes precedence over the system property).
  *
  * <p><b>Threading:</b> immutable once opened; {@link #close()} is idempotent.
  */
@@ -73,7 +73,11 @@ final class FailbackStore implements AutoCloseable {
     static FailbackStore open(URL url) {
         String application = FailbackRuntime.application(url);
         DataSource given = DATA_SOURCES.get(application);
-        String kind = value(url, STORE, given != null ? "jdbc" : "embedded");
+        // a DataSource given for this application is more specific than the JVM-wide default, not than the URL
+        String kind = url.getParameter(STORE);
+        if (kind == null) {
+            kind = given != null ? "jdbc" : System.getProperty(SYSTEM_PREFIX + STORE, "embedded");
+        }
         return switch (kind.trim().toLowerCase(Locale.ROOT)) {
             case "memory" -> memory();
             case "embedded" -> embedded(url, application);

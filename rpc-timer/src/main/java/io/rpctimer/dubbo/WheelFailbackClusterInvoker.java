@@ -115,6 +115,14 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         }
         this.retries = b.build();
         runtime.track(this);
+        resume();
+    }
+
+    /**
+     * Claims this reference's entries from the journal (an earlier run's, and those of instances whose lease
+     * expired) and schedules them; at creation, and then periodically ({@link FailbackRuntime}).
+     */
+    void resume() {
         for (int resumed = retries.resume(); resumed > 0; resumed--) {
             WheelFailback.counters().callFailed(); // a failed call of this run from now on, as the lifecycle counts it
         }

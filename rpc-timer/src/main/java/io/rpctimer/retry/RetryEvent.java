@@ -15,8 +15,9 @@ package io.rpctimer.retry;
  * @param provider    the provider address ({@code host:port}) of the attempt, or null when none was involved; for
  *                    {@link Type#SCHEDULED}, that of the attempt that failed
  * @param delayMillis for {@link Type#SCHEDULED}, the delay until the retry, in milliseconds; otherwise 0
- * @param failure     the failure of the attempt (FAILED, ABANDONED, REJECTED; for SCHEDULED, of the attempt that
- *                    failed), or null
+ * @param failure     the failure of the attempt (FAILED, ABANDONED; for SCHEDULED, of the attempt that failed; for
+ *                    REJECTED, a {@link java.util.concurrent.RejectedExecutionException} saying why, caused by the
+ *                    call's failure), or null
  * @param epochMillis when it happened, in milliseconds since the epoch
  */
 public record RetryEvent(Type type, String application, String retryId, String service, String method, int attempt,

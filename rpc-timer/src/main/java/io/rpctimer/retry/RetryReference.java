@@ -170,7 +170,9 @@ public final class RetryReference<P> {
             parkedWatchers.remove(call.retryId(), call.handle);
             reason += "; the journal could not park it";
         }
-        finish(call, RetryEvent.Type.REJECTED, 0, call.lastProvider(), failure);
+        // the event says why the call was refused, with what it failed with as the cause
+        finish(call, RetryEvent.Type.REJECTED, 0, call.lastProvider(), new RejectedExecutionException(reason
+                + "; the call failed with " + FailureText.of(failure), failure));
         return new Admission(Admission.Kind.REJECTED, policy != OverflowPolicy.LOG, reason, call.handle);
     }
 

@@ -61,13 +61,11 @@ class DurableResumeIT {
         WheelFailback.removeListener(listener);
     }
 
-    private GreetingService connect() {
+    private GreetingService connect(Map<String, String> store) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(1_000);
-        Map<String, String> params = new HashMap<>();
-        params.put(FailbackStore.STORE, "embedded");
-        params.put(FailbackStore.DIR, journalDir.toString());
+        Map<String, String> params = new HashMap<>(store);
         params.put("failback.retryon", "all");
         params.put("failback.delay", "500");
         params.put("failback.maxdelay", "500");
@@ -84,9 +82,26 @@ class DurableResumeIT {
 
     @Test
     void callsHandedOverAtAGracefulStopAreResumedAndDeliveredAtTheNextStart() {
+        failBackStopAndResume(Map.of(FailbackStore.STORE, "embedded", FailbackStore.DIR, journalDir.toString()),
+                Duration.ofSeconds(30));
+    }
+
+    /**
+     * The same on a database given as a {@link javax.sql.DataSource}: the next process has another owner id, so it
+     * adopts the entries once the stopped one's lease (30 s) has expired.
+     */
+    @Test
+    void callsKeptInADataSourceAreAdoptedByTheNextStartAfterTheLease() {
+        org.h2.jdbcx.JdbcDataSource db = new org.h2.jdbcx.JdbcDataSource();
+        db.setURL("jdbc:h2:mem:resume-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1");
+        WheelFailback.useJournalDataSource(APPLICATION, db);
+        failBackStopAndResume(Map.of(), Duration.ofSeconds(90));
+    }
+
+    private void failBackStopAndResume(Map<String, String> store, Duration deliveryWithin) {
         s1.mode = ScriptedGreetingService.Mode.FAIL;
         s2.mode = ScriptedGreetingService.Mode.FAIL;
-        GreetingService svc = connect();
+        GreetingService svc = connect(store);
         for (int i = 0; i < CALLS; i++) {
             assertNull(svc.notify("order-" + i), "failback: the caller gets the empty result");
         }
@@ -103,8 +118,8 @@ class DurableResumeIT {
         s1.releaseHung();
         s2.releaseHung(); // the providers answer from now on
         events.clear();
-        connect();
-        await().atMost(Duration.ofSeconds(30)).until(() -> ids(RetryEvent.Type.DELIVERED).size() == CALLS);
+        connect(store);
+        await().atMost(deliveryWithin).until(() -> ids(RetryEvent.Type.DELIVERED).size() == CALLS);
         assertEquals(failed, ids(RetryEvent.Type.DELIVERED), "every call, with its original retry.id");
         Set<String> answered = new java.util.HashSet<>();
         for (ScriptedGreetingService s : List.of(s1, s2)) {

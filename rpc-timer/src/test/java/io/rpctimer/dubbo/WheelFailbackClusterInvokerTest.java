@@ -815,8 +815,12 @@ class WheelFailbackClusterInvokerTest {
             "failback.overflow=spill|invalid failback.overflow=spill for io.rpctimer.dubbo.GreetingService "
                     + "(expected: reject or log; spill needs a journal",
             "notify.failback.overflow=spill|invalid notify.failback.overflow=spill",
+            "failback.store=disk|invalid failback.store=disk for io.rpctimer.dubbo.GreetingService (expected: "
+                    + "embedded, memory or jdbc)",
+            "failback.store=jdbc|invalid failback.store.url=null",
+            "failback.store=jdbc&failback.store.url=postgres://x|invalid failback.store.url=postgres://x",
     })
-    void invalidBudgetAndOverflowFailAtCreationNamingKeyAndValue(String params, String expected) {
+    void invalidBudgetOverflowAndStoreFailAtCreationNamingKeyAndValue(String params, String expected) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cluster(params, providerA));
         assertTrue(e.getMessage().contains(expected), e.getMessage());
     }

@@ -61,6 +61,12 @@ public final class ConsumerFlags {
                     + "(failback.overflow; default: reject).")
     String overflow;
 
+    @Option(names = "--store", paramLabel = "memory|embedded",
+            description = "Where failed calls wait: memory, or embedded = a journal on disk under "
+                    + "~/.rpc-timer/journal/<application> that a restarted consumer resumes (failback.store; "
+                    + "default: memory).")
+    String store;
+
     @Option(names = "--retry-on", paramLabel = "rpc|all|CLASS[,CLASS]",
             description = "Failures retried: rpc = RPC failures only; all; or exception class names, e.g. "
                     + "io.rpctimer.demo.provider.api.NotificationRejectedException (failback.retryon; default: rpc).")
@@ -107,6 +113,10 @@ public final class ConsumerFlags {
         EventLines.Level ev = events == null ? defaults.events()
                 : parseEnum("--events", events, EventLines.Level.class);
         Duration dr = drain == null ? defaults.drain() : Durations.parse("--drain", drain);
+        if (store != null) {
+            // read by every consumer application of this JVM as the default of failback.store
+            System.setProperty("rpctimer.failback.store", oneOf("--store", store, "memory", "embedded"));
+        }
         return new RunSettings(nCalls, perSecond, m, t, r, d, x, max, j, tasks, o, on, ev, dr);
     }
 
