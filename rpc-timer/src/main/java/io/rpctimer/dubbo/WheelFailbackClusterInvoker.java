@@ -96,6 +96,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     private final RetryReference<Snapshot> retries;
     /** Serializes failed calls for the journal; null when the application keeps them in memory only. */
     private final CallCodec codec;
+    /** Sends first attempts as Dubbo's {@code invokeWithContext} would, without its per-call allocations. */
+    private final FirstAttemptContext firstAttemptContext = new FirstAttemptContext();
     /** The template the last failed call kept; any thread writes it, a stale read only costs a copy. */
     private volatile Template lastTemplate;
 
@@ -181,7 +183,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         Result result;
         try {
             invoker = select(loadbalance, invocation, invokers, null);
-            result = invokeWithContext(invoker, invocation);
+            result = firstAttemptContext.invoke(invoker, invocation, consumerUrl);
         } catch (RuntimeException e) {
             if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;

@@ -131,6 +131,72 @@ class WheelFailbackClusterInvokerTest {
 
     // ------------------------------------------------------------------ first attempt
 
+    /**
+     * The first attempt goes out with the context Dubbo's failover cluster gives a call (its
+     * {@code invokeWithContext}): provider invoker, remote address and application in the service context, the
+     * provider in the invocation's invoked list, a profiler entry naming the target address. Our invoker makes the
+     * address and the message once per provider, so each is checked on a second call too, and for a host name.
+     */
+    @ParameterizedTest
+    @CsvSource({"127.0.0.1", "localhost"})
+    void firstAttemptHasTheContextDubbosFailoverGivesIt(String host) {
+        Invoker<GreetingService> provider = provider(20883);
+        given(provider.getUrl()).willReturn(URL.valueOf("dubbo://" + host + ":20883/" + SERVICE
+                + "?remote.application=greeter").setScopeModel(module));
+        List<String> seen = new CopyOnWriteArrayList<>();
+        given(provider.invoke(any())).willAnswer(i -> {
+            seen.add(InvokeContext.of(i.getArgument(0)).toString());
+            return ok(i.getArgument(0));
+        });
+        Invoker<GreetingService> failover = new org.apache.dubbo.rpc.cluster.support.FailoverClusterInvoker<>(
+                directoryOf(provider));
+        WheelFailbackClusterInvoker<GreetingService> wheel = cluster("", provider);
+        for (Invoker<GreetingService> cluster : List.of(failover, wheel, wheel)) {
+            RpcContext.getServiceContext().setInvoker(null).setRemoteAddress(null);
+            cluster.invoke(profiledCall());
+            assertNull(RpcContext.getServiceContext().getInvoker(), "the caller's invoker is restored");
+            assertEquals(new java.net.InetSocketAddress(host, 20883), RpcContext.getServiceContext().getRemoteAddress(),
+                    "the caller sees the provider's address after the call");
+        }
+        assertEquals(3, seen.size());
+        assertEquals(seen.get(0), seen.get(1), "wheelfailback's first attempt has failover's context");
+        assertEquals(seen.get(0), seen.get(2), "and so has a second call to the same provider");
+        assertTrue(seen.get(0).contains("/127.0.0.1:20883") && seen.get(0).contains("greeter")
+                && seen.get(0).contains("Invoker invoke. Target Address: " + host + ":20883"), seen.get(0));
+    }
+
+    /** What a provider invoker finds of its call's context. */
+    private record InvokeContext(String invoker, Object remoteAddress, String remoteApplication, int invoked,
+                                 List<String> profiled) {
+
+        static InvokeContext of(Invocation inv) {
+            var context = RpcContext.getServiceContext();
+            var entry = (org.apache.dubbo.common.profiler.ProfilerEntry)
+                    inv.get(org.apache.dubbo.common.profiler.Profiler.PROFILER_KEY);
+            return new InvokeContext(String.valueOf(context.getInvoker().getUrl()), context.getRemoteAddress(),
+                    context.getRemoteApplicationName(), inv.getInvokedInvokers().size(),
+                    List.of(entry.getMessage(), entry.getParent().getMessage()));
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private Directory<GreetingService> directoryOf(Invoker<GreetingService> provider) {
+        URL url = URL.valueOf("consumer://127.0.0.1/" + SERVICE + "?interface=" + SERVICE).setScopeModel(module);
+        Directory<GreetingService> d = mock(Directory.class);
+        given(d.getUrl()).willReturn(url);
+        given(d.getConsumerUrl()).willReturn(url);
+        given(d.getInterface()).willReturn(GreetingService.class);
+        given(d.list(any())).willReturn(List.of(provider));
+        return d;
+    }
+
+    private RpcInvocation profiledCall() {
+        RpcInvocation inv = call("sayHello");
+        inv.put(org.apache.dubbo.common.profiler.Profiler.PROFILER_KEY,
+                org.apache.dubbo.common.profiler.Profiler.start("call (test)"));
+        return inv;
+    }
+
     @Test
     void successPassesThroughWithoutRetry() {
         given(providerA.invoke(any())).willAnswer(i -> ok(i.getArgument(0)));

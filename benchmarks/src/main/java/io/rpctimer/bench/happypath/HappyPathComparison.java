@@ -160,7 +160,7 @@ public final class HappyPathComparison {
         }
     }
 
-    private static ReferenceConfig<NotificationService> reference(Config c) {
+    static ReferenceConfig<NotificationService> reference(Config c) {
         ReferenceConfig<NotificationService> ref = new ReferenceConfig<>();
         ref.setInterface(NotificationService.class);
         ref.setCluster(c.cluster);

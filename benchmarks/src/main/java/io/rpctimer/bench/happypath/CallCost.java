@@ -1,0 +1,159 @@
+package io.rpctimer.bench.happypath;
+
+import io.rpctimer.bench.BenchArgs;
+import io.rpctimer.bench.TwoProviders;
+import io.rpctimer.demo.provider.api.NotificationService;
+import io.rpctimer.demo.provider.support.DubboNode;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.dubbo.config.ReferenceConfig;
+import org.apache.dubbo.rpc.RpcContext;
+
+/**
+ * Issue 15, the happy path measured by what does not depend on other load on the machine: heap bytes allocated and
+ * CPU time per successful call, for each consumer configuration ({@link Config}), sync and async callers. The same
+ * rig as {@link HappyPathComparison} (embedded ZooKeeper, two providers, one consumer per configuration, all in this
+ * JVM on 127.0.0.1). Each phase makes a fixed number of calls after a warm-up; allocation and CPU are the JVM's
+ * per-thread counters ({@code com.sun.management.ThreadMXBean}) summed over every thread alive at the end, grouped
+ * by thread name with digits dropped, and the process CPU time (which also covers GC and JIT threads).
+ *
+ * <pre>
+ * java -Xms2g -Xmx2g -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.CallCost
+ *      [--calls 20000] [--warmup 20000] [--rounds 3] [--threads 4] [--outstanding 32] [--configs FAILBACK,WHEEL]
+ *      [--modes sync,async] [--groups 1] [--retryid id]
+ * </pre>
+ * A thread that ends during a phase loses its counts, so the figures are a lower bound; Dubbo's pools keep their
+ * threads while calls flow. {@code --retryid id} makes every call carry that {@code retry.id} (a client attachment),
+ * so that the providers' ledgers, which count completions per {@code retry.id}, keep one entry instead of one per call. {@code --groups 1} prints each thread group's share of a phase's bytes and CPU.
+ *
+ * <p><b>Threading:</b> single-threaded {@code main}; each phase starts and joins its own caller threads.
+ */
+public final class CallCost {
+
+    /** The sync callers: alive from phase to phase, so that their counters are not lost when a phase ends. */
+    private static final ThreadPoolExecutor CALLERS = new ThreadPoolExecutor(64, 64, 1, TimeUnit.HOURS,
+            new LinkedBlockingQueue<>(), r -> new Thread(r, "callcost-caller"));
+
+    /** A retry.id every call sets as its own client attachment, or null (each call gets its own). */
+    private static String fixedRetryId;
+
+    private CallCost() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        BenchArgs a = BenchArgs.parse(args, List.of("calls", "warmup", "rounds", "threads", "outstanding",
+                "configs", "modes", "groups", "retryid"));
+        int calls = a.intOption("calls", 20_000, 1);
+        int warmup = a.intOption("warmup", 20_000, 0);
+        int rounds = a.intOption("rounds", 3, 1);
+        int threads = a.intOption("threads", 4, 1);
+        int outstanding = a.intOption("outstanding", 32, 1);
+        boolean groups = a.intOption("groups", 0, 0) > 0;
+        List<Config> configs = new ArrayList<>();
+        for (String c : a.option("configs", "FAILBACK,WHEEL,WHEEL_TIMEOUTCHECK").split(",")) {
+            configs.add(Config.valueOf(c.trim()));
+        }
+        List<String> modes = List.of(a.option("modes", "sync,async").split(","));
+        fixedRetryId = a.option("retryid", null);
+        if (System.getProperty("dubbo.application.logger") == null) {
+            System.setProperty("dubbo.application.logger", "slf4j");
+        }
+        DubboNode.disableDubboShutdownHooks();
+        CALLERS.prestartAllCoreThreads();
+        TwoProviders rig = TwoProviders.start();
+        Map<Config, DubboNode> nodes = new EnumMap<>(Config.class);
+        try {
+            Map<Config, NotificationService> services = new EnumMap<>(Config.class);
+            for (Config c : configs) {
+                ReferenceConfig<NotificationService> ref = HappyPathComparison.reference(c);
+                nodes.put(c, DubboNode.create("callcost-" + c.name().toLowerCase(Locale.ROOT), rig.registry())
+                        .reference(ref).start());
+                services.put(c, ref.get());
+                services.get(c).send(LoadPhase.CALL_ID, LoadPhase.MESSAGE);
+            }
+            System.out.printf(Locale.ROOT, "%d calls a phase after %d warm-up calls; sync: %d threads, async: %d "
+                    + "in flight%n", calls, warmup, threads, outstanding);
+            System.out.println("round mode  config                      B/call  threadCPU us/call  processCPU us/call  GC us/call");
+            for (int round = 1; round <= rounds; round++) {
+                for (String mode : modes) {
+                    for (Config c : configs) {
+                        boolean sync = mode.trim().equals("sync");
+                        int concurrency = sync ? threads : outstanding;
+                        drive(services.get(c), sync, concurrency, warmup);
+                        rig.providers().forEach(p -> p.ledger().reset());
+                        System.gc();
+                        ThreadCost before = ThreadCost.take();
+                        drive(services.get(c), sync, concurrency, calls);
+                        ThreadCost after = ThreadCost.take();
+                        System.out.print(after.report(String.format(Locale.ROOT, "%5d %-5s %-26s", round,
+                                mode.trim(), c.label), before, calls, groups));
+                    }
+                }
+            }
+        } finally {
+            nodes.values().forEach(DubboNode::close);
+            rig.close();
+        }
+        System.exit(0); // Dubbo's and ZooKeeper's leftover threads are not all daemons
+    }
+
+    /** With {@code --retryid}: the provider's ledger then keeps one entry for all calls, not one per call. */
+    private static void setRetryId() {
+        if (fixedRetryId != null) {
+            RpcContext.getClientAttachment().setAttachment("retry.id", fixedRetryId);
+        }
+    }
+
+    /** Makes {@code calls} calls: sync on {@code concurrency} threads, or async with {@code concurrency} in flight. */
+    private static void drive(NotificationService service, boolean sync, int concurrency, int calls)
+            throws InterruptedException {
+        if (calls == 0) {
+            return;
+        }
+        AtomicInteger left = new AtomicInteger(calls);
+        if (!sync) {
+            Semaphore inFlight = new Semaphore(concurrency);
+            while (left.getAndDecrement() > 0) {
+                inFlight.acquire();
+                CompletableFuture<String> f;
+                try {
+                    setRetryId();
+                    f = service.sendAsync(LoadPhase.CALL_ID, LoadPhase.MESSAGE);
+                } catch (RuntimeException e) {
+                    inFlight.release();
+                    throw e;
+                }
+                f.whenComplete((r, e) -> inFlight.release());
+            }
+            inFlight.acquire(concurrency);
+            return;
+        }
+        List<Future<?>> callers = new ArrayList<>();
+        for (int i = 0; i < concurrency; i++) {
+            callers.add(CALLERS.submit(() -> {
+                while (left.getAndDecrement() > 0) {
+                    setRetryId();
+                    service.send(LoadPhase.CALL_ID, LoadPhase.MESSAGE);
+                }
+            }));
+        }
+        for (Future<?> f : callers) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("a sync call failed", e.getCause());
+            }
+        }
+    }
+}

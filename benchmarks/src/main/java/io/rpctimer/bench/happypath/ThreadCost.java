@@ -1,0 +1,91 @@
+package io.rpctimer.bench.happypath;
+
+import java.lang.management.ManagementFactory;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Every live thread's allocated heap bytes and CPU time, and the process CPU time, at one moment: two of them give
+ * what a phase cost, whatever else runs on the machine ({@code com.sun.management.ThreadMXBean}'s counters).
+ *
+ * @param names           thread id to name, digits replaced by {@code #} (a pool's threads share a group)
+ * @param perThread       thread id to {allocated bytes, CPU nanoseconds}
+ * @param processCpuNanos the process's CPU time, which also covers GC and JIT threads
+ * @param gcMillis        the collectors' accumulated collection time
+ *
+ * <p><b>Threading:</b> immutable once taken; {@link #take} may be called from any thread.
+ */
+record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long processCpuNanos, long gcMillis) {
+
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    private static final com.sun.management.OperatingSystemMXBean OS =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+
+    static {
+        THREADS.setThreadAllocatedMemoryEnabled(true);
+        THREADS.setThreadCpuTimeEnabled(true);
+    }
+
+    static ThreadCost take() {
+        long[] ids = THREADS.getAllThreadIds();
+        long[] bytes = THREADS.getThreadAllocatedBytes(ids);
+        long[] cpu = THREADS.getThreadCpuTime(ids);
+        Map<Long, String> names = new HashMap<>();
+        Map<Long, long[]> perThread = new HashMap<>();
+        for (int i = 0; i < ids.length; i++) {
+            var info = THREADS.getThreadInfo(ids[i]);
+            if (info != null && bytes[i] >= 0) {
+                names.put(ids[i], info.getThreadName().replaceAll("[0-9]+", "#"));
+                perThread.put(ids[i], new long[] {bytes[i], Math.max(0, cpu[i])});
+            }
+        }
+        long gc = 0;
+        for (var c : ManagementFactory.getGarbageCollectorMXBeans()) {
+            gc += Math.max(0, c.getCollectionTime());
+        }
+        return new ThreadCost(names, perThread, OS.getProcessCpuTime(), gc);
+    }
+
+    /** @return per thread group, bytes and CPU nanoseconds since {@code earlier}; callers count from zero */
+    Map<String, long[]> minus(ThreadCost earlier) {
+        Map<String, long[]> groups = new TreeMap<>();
+        perThread.forEach((id, v) -> {
+            long[] was = earlier.perThread.getOrDefault(id, new long[2]);
+            long[] g = groups.computeIfAbsent(names.get(id), k -> new long[2]);
+            g[0] += v[0] - was[0];
+            g[1] += v[1] - was[1];
+        });
+        return groups;
+    }
+
+    /**
+     * @param label  what the phase ran, printed first
+     * @param calls  the calls the phase made
+     * @param groups whether to add a line for each thread group that cost at least 8 B or 1 us a call
+     * @return one line: bytes allocated, thread CPU, process CPU and GC time (us) per call since {@code earlier}
+     */
+    String report(String label, ThreadCost earlier, long calls, boolean groups) {
+        Map<String, long[]> delta = minus(earlier);
+        long bytes = 0;
+        long cpu = 0;
+        for (long[] v : delta.values()) {
+            bytes += v[0];
+            cpu += v[1];
+        }
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%s %8.0f  %17.2f  %18.2f  %9.2f%n", label,
+                (double) bytes / calls, cpu / 1e3 / calls, (processCpuNanos - earlier.processCpuNanos) / 1e3 / calls,
+                (gcMillis - earlier.gcMillis) * 1e3 / calls));
+        if (groups) {
+            delta.forEach((group, v) -> {
+                if (v[0] / calls >= 8 || v[1] / calls >= 1000) {
+                    sb.append(String.format(Locale.ROOT, "        %-44s %7d B  %8.2f us%n", group, v[0] / calls,
+                            v[1] / 1e3 / calls));
+                }
+            });
+        }
+        return sb.toString();
+    }
+}
