@@ -105,11 +105,22 @@ final class WheelTimeout implements Timeout, Runnable {
         }
     }
 
-    /** Runs the task, unless a cancel won while the worker was handing it over; called by the executor. */
+    /**
+     * Runs the task, unless a cancel won while the worker was handing it over; called by the executor. The worker
+     * may move {@code HANDING} to {@code EXPIRED} between this method's read and its CAS, so a failed CAS reads
+     * again: only {@code CANCELLED} skips the task.
+     */
     @Override
     public void run() {
-        if (state == ST_EXPIRED || compareAndSetState(ST_HANDING, ST_EXPIRED)) {
-            wheel.runTask(this);
+        for (;;) {
+            int s = state;
+            if (s == ST_EXPIRED || (s == ST_HANDING && compareAndSetState(ST_HANDING, ST_EXPIRED))) {
+                wheel.runTask(this);
+                return;
+            }
+            if (s != ST_HANDING) {
+                return; // cancelled
+            }
         }
     }
 
