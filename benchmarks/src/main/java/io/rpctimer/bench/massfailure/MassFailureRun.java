@@ -159,6 +159,8 @@ final class MassFailureRun {
         params.put("failbacktasks", String.valueOf(2L * s.calls()));
         params.put("retries", String.valueOf(s.retries()));
         params.put("failback.delay", String.valueOf(s.firstDelayMillis()));
+        // no retry budget unless --param sets one: Dubbo's failback has none, and the comparison is of the timers
+        params.put("failback.budget.minrate", "1000000");
         params.putAll(s.params());
         ref.setParameters(params);
         return ref;
