@@ -239,7 +239,9 @@ class DemoProviderIntegrationTest {
         assertEquals(RpcException.NETWORK_EXCEPTION, seen.get(0).code(), "code survives hessian2");
         assertEquals(RpcException.UNKNOWN_EXCEPTION, sync.getCode());
         assertInstanceOf(ExecutionException.class, sync.getCause());
-        assertEquals(Kind.FUTURE_FAILED, asyncSeen.kind());
+        // a failed future either way; whether the reply was already there when the cluster looked is timing
+        assertTrue(asyncSeen.kind() == Kind.FUTURE_FAILED || asyncSeen.kind() == Kind.RESULT_FAILED,
+                "a failed future: " + asyncSeen);
         assertEquals(RpcException.NETWORK_EXCEPTION, asyncSeen.code());
         assertInstanceOf(RpcException.class, async.getCause());
         assertEquals(2, throwingService.calls.get(), "each call reached the implementation once");
