@@ -96,7 +96,8 @@ final class HappyPathReport {
 
     /**
      * The order effect: per workload and position in the round, the median over that position's phases of each
-     * phase's throughput against its configuration's median. 1 everywhere means the position does not matter.
+     * phase's throughput (saturation) or p99 (fixed rate, where every configuration carries the same throughput)
+     * against its configuration's median throughput or merged p99. 1 everywhere means the position does not matter.
      */
     private static List<Map<String, Object>> positions(HappyPathComparison.Settings s, List<Map<String, Object>> rows,
                                                        List<Map<String, Object>> summary) {
@@ -112,14 +113,16 @@ final class HappyPathReport {
                 for (Map<String, Object> row : rows) {
                     if (row.get("workload").equals(w.label()) && num(row, "position") == p) {
                         Map<String, Object> sm = findSummary(summary, w.label(), (String) row.get("config"));
-                        rel.add(num(row, "callsPerSecond") / num(sm, "callsPerSecondMedian"));
+                        rel.add(w.closedLoop() ? num(row, "callsPerSecond") / num(sm, "callsPerSecondMedian")
+                                : num(row, "p99Ms") / num(sm, "p99Ms"));
                         gc.add(num(row, "gcMillis"));
                     }
                 }
                 byPosition.add(rel.isEmpty() ? Double.NaN : median(rel));
                 gcByPosition.add(gc.isEmpty() ? Double.NaN : median(gc));
             }
-            m.put("throughputVsConfigMedian", byPosition);
+            m.put("measure", w.closedLoop() ? "throughput" : "p99");
+            m.put("vsConfig", byPosition);
             m.put("gcMillisMedian", gcByPosition);
             out.add(m);
         }
@@ -259,16 +262,17 @@ final class HappyPathReport {
         if (positions.isEmpty()) {
             return;
         }
-        md.append("\n### Order effect: throughput by position in the round, against the configuration's median "
-                + "(median of phases; GC ms of the measured window in brackets)\n\n| workload |");
+        md.append("\n### Order effect: by position in the round, each phase's throughput (saturation) or p99 (fixed "
+                + "rate) against its configuration's median throughput or merged p99 (median of phases; GC ms of the "
+                + "measured window in brackets)\n\n| workload, measure |");
         int n = Config.values().length;
         for (int p = 1; p <= n; p++) {
             md.append(" position ").append(p).append(" |");
         }
         md.append('\n').append("|---".repeat(n + 1)).append("|\n");
         for (Map<String, Object> m : positions) {
-            md.append("| ").append(m.get("workload")).append(" |");
-            List<?> tp = (List<?>) m.get("throughputVsConfigMedian");
+            md.append("| ").append(m.get("workload")).append(", ").append(m.get("measure")).append(" |");
+            List<?> tp = (List<?>) m.get("vsConfig");
             List<?> gc = (List<?>) m.get("gcMillisMedian");
             for (int i = 0; i < tp.size(); i++) {
                 md.append(' ').append(fmt(((Number) tp.get(i)).doubleValue())).append(" (")
