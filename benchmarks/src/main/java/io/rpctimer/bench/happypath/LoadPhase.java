@@ -17,8 +17,8 @@ import org.HdrHistogram.Recorder;
  * Drives one {@link Workload} against one consumer's proxy for a warm-up and then a measurement, and returns what
  * the measurement saw: every answered call's latency (HdrHistogram, nanoseconds, 3 significant digits), the calls
  * answered and the calls that failed, and the process's CPU time and GC time over the measured window (the whole
- * JVM: consumer, both providers and ZooKeeper). The warm-up's latencies are recorded and thrown away at the switch, so the
- * callers never pause between the two.
+ * JVM: consumer, both providers and ZooKeeper). The warm-up's latencies are recorded and thrown away at the switch,
+ * so the callers never pause between the two.
  *
  * <p>Every call sends the same call id and message, so that every configuration sends the providers the same bytes.
  *
