@@ -3,12 +3,14 @@
 #   timer-<mode>[-jdkN].{json,md,png,log}  the wheel against Netty, Dubbo, Kafka, the JDK scheduler and Agrona (JMH)
 #   failback-<mode>.{json,md,png,log}      Dubbo's failback cluster against wheelfailback under faults, real Dubbo RPC
 #   happypath-<mode>.{json,md,log}         failover, failback, wheelfailback, wheelfailback+timeoutcheck on calls
-#                                          that succeed: throughput and p50/p99/p99.9
+#                                          that succeed: throughput (median and spread of rounds), p50/p99/p99.9,
+#                                          process CPU per call; rounds a multiple of the 4 configurations, each
+#                                          configuration in each position equally often (quick 4, full 8 rounds)
 #   massfailure-<mode>.{json,md,log}       N calls while every provider fails, then recovery: failback and
 #                                          wheelfailback
 #
-#   benchmarks/run.sh quick [all]          # every part, short: about 17 min on a quiet 2-core machine
-#   benchmarks/run.sh full [all]           # every part, as published in BENCHMARKS.md: about 50 min
+#   benchmarks/run.sh quick [all]          # every part, short: about 18 min on a quiet 2-core machine
+#   benchmarks/run.sh full [all]           # every part, as published in BENCHMARKS.md: about 45 min
 #   benchmarks/run.sh quick|full timer|failback|happypath|massfailure    # one part only
 #   benchmarks/run.sh full timer --jdk /usr/lib/jvm/temurin-25-jdk-amd64 # the timer part on another JDK: its JMH
 #                                          # forks and harness JVMs run on it too; files timer-full-jdk25.*
@@ -17,7 +19,7 @@
 #                                          # for the mass-failure runs; files massfailure-full-<label>.*
 #
 # Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 21 min (the same on --jdk),
-# failback 2 / 3 min, happypath 6 / 19 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster).
+# failback 2 / 3 min, happypath 7 / 15 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster).
 #
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
 # record how much CPU other processes used, but on two cores anything else running skews the numbers.

@@ -34,8 +34,9 @@ import org.apache.dubbo.rpc.RpcContext;
  *      [--modes sync,async] [--groups 1] [--retryid id]
  * </pre>
  * A thread that ends during a phase loses its counts, so the figures are a lower bound; Dubbo's pools keep their
- * threads while calls flow. {@code --retryid id} makes every call carry that {@code retry.id} (a client attachment),
- * so that the providers' ledgers, which count completions per {@code retry.id}, keep one entry instead of one per call. {@code --groups 1} prints each thread group's share of a phase's bytes and CPU.
+ * threads while calls flow. The providers' ledgers count only (no entry per {@code retry.id}), as in
+ * {@link HappyPathComparison}. {@code --retryid id} makes every call carry that {@code retry.id} (a client
+ * attachment) instead of its own. {@code --groups 1} prints each thread group's share of a phase's bytes and CPU.
  *
  * <p><b>Threading:</b> single-threaded {@code main}; each phase starts and joins its own caller threads.
  */
@@ -72,6 +73,7 @@ public final class CallCost {
         DubboNode.disableDubboShutdownHooks();
         CALLERS.prestartAllCoreThreads();
         TwoProviders rig = TwoProviders.start();
+        rig.providers().forEach(p -> p.ledger().setCountsOnly(true));
         Map<Config, DubboNode> nodes = new EnumMap<>(Config.class);
         try {
             Map<Config, NotificationService> services = new EnumMap<>(Config.class);
@@ -108,7 +110,7 @@ public final class CallCost {
         System.exit(0); // Dubbo's and ZooKeeper's leftover threads are not all daemons
     }
 
-    /** With {@code --retryid}: the provider's ledger then keeps one entry for all calls, not one per call. */
+    /** With {@code --retryid}: every call carries that {@code retry.id}. */
     private static void setRetryId() {
         if (fixedRetryId != null) {
             RpcContext.getClientAttachment().setAttachment("retry.id", fixedRetryId);

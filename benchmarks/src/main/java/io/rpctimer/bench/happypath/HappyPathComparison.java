@@ -24,20 +24,24 @@ import org.apache.dubbo.config.ReferenceConfig;
  * Issue 15, the happy path: what each consumer configuration ({@link Config}: Dubbo's {@code failover} and
  * {@code failback}, {@code wheelfailback}, {@code wheelfailback} + {@code timeoutcheck=true}) costs on calls that
  * succeed. Real Dubbo RPC on 127.0.0.1: an embedded ZooKeeper, two {@link DemoProvider}s without faults, and one
- * consumer per configuration (each its own Dubbo framework and connections), all started once. Each
+ * consumer per configuration (each its own Dubbo framework and connections), all started once. The providers'
+ * ledgers count only (no entry per {@code retry.id}), so they cost the same whatever the consumer sends. Each
  * {@link Workload} (sync and async, at saturation and at a fixed rate) runs on every configuration in turn; the
- * order of the configurations rotates from round to round, so slow drift of the machine hits each alike. Before the
- * first round every configuration runs every workload once, unmeasured (JIT), and each measured phase has its own
- * warm-up; a GC runs between phases.
+ * order of the configurations rotates by one from round to round and the rounds are a multiple of the
+ * configurations, so each configuration runs in each position equally often and slow drift of the machine hits each
+ * alike. Before the first round every configuration runs every workload once, unmeasured (JIT), and each measured
+ * phase has its own warm-up; a GC runs between phases. Each phase also records the process CPU time per answered
+ * call over its measured window (the whole JVM: consumer, providers, ZooKeeper), a figure that does not depend on
+ * how loaded the machine was.
  *
  * <p>Writes {@code happypath-<mode>.json} (every round's figures, the merged percentiles, ratios, targets) and
  * {@code .md} to the output directory.
  *
  * <pre>
- * benchmarks/run.sh quick happypath    # about 6 min on a quiet 2-core machine
- * benchmarks/run.sh full happypath     # about 19 min
+ * benchmarks/run.sh quick happypath    # 4 rounds, 2 s + 3 s a phase: about 7 min on a quiet 2-core machine
+ * benchmarks/run.sh full happypath     # 8 rounds, 2 s + 4 s a phase: about 15 min
  * java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.HappyPathComparison quick|full [outDir]
- *      [--rate 3000] [--threads 8] [--outstanding 64] [--rounds N]
+ *      [--rate 3000] [--threads 8] [--outstanding 64] [--rounds N (a multiple of 4)] [--workload 1..4 (one only)]
  * </pre>
  *
  * <p>Exit code 0 when every phase ran, 1 if one failed, 2 on bad arguments.
@@ -51,7 +55,8 @@ public final class HappyPathComparison {
     /**
      * How long and how hard a run is.
      *
-     * @param rounds      measured rounds, each running every workload on every configuration
+     * @param rounds      measured rounds, each running every workload on every configuration; a multiple of the
+     *                    number of configurations
      * @param warmup      each phase's warm-up, thrown away
      * @param measure     each phase's measurement
      * @param jitWarmup   whether every configuration runs every workload once before the first round
@@ -64,8 +69,19 @@ public final class HappyPathComparison {
             boolean full = BenchArgs.mode(mode).equals("full");
             List<Workload> workloads = Workload.standard(args.intOption("threads", 8, 1),
                     args.intOption("outstanding", 64, 1), args.intOption("rate", 3000, 1));
-            return new Settings(mode, args.intOption("rounds", full ? 5 : 3, 1),
-                    Duration.ofSeconds(full ? 3 : 2), Duration.ofSeconds(full ? 10 : 4), true, workloads);
+            int only = args.intOption("workload", 0, 0);
+            if (only > workloads.size()) {
+                throw new IllegalArgumentException("workload: " + only + " (expected: 0 for all, or 1.."
+                        + workloads.size() + ")");
+            }
+            int configs = Config.values().length;
+            int rounds = args.intOption("rounds", full ? 2 * configs : configs, 1);
+            if (rounds % configs != 0) {
+                throw new IllegalArgumentException("rounds: " + rounds + " (expected: a multiple of " + configs
+                        + ", so that every configuration runs in every position equally often)");
+            }
+            return new Settings(mode, rounds, Duration.ofSeconds(2), Duration.ofSeconds(full ? 4 : 3), true,
+                    only == 0 ? workloads : List.of(workloads.get(only - 1)));
         }
 
         /** @return the estimated wall time of the phases, in seconds */
@@ -83,7 +99,7 @@ public final class HappyPathComparison {
         BenchArgs parsed;
         Settings settings;
         try {
-            parsed = BenchArgs.parse(args, List.of("rate", "threads", "outstanding", "rounds"));
+            parsed = BenchArgs.parse(args, List.of("rate", "threads", "outstanding", "rounds", "workload"));
             settings = Settings.of(parsed.positional(0, "quick"), parsed);
         } catch (IllegalArgumentException e) {
             System.err.println("error: " + e.getMessage());
@@ -137,6 +153,7 @@ public final class HappyPathComparison {
         TwoProviders rig = TwoProviders.start();
         Map<Config, DubboNode> consumers = new EnumMap<>(Config.class);
         try {
+            rig.providers().forEach(p -> p.ledger().setCountsOnly(true));
             String registry = rig.registry();
             Map<Config, NotificationService> services = new EnumMap<>(Config.class);
             for (Config c : Config.values()) {
@@ -190,10 +207,11 @@ public final class HappyPathComparison {
                     providers.forEach(p -> p.ledger().reset());
                     System.gc();
                     LoadPhase.Result r = LoadPhase.run(services.get(c), w, s.warmup(), s.measure());
-                    rows.add(HappyPathReport.row(round + 1, w, c, r));
-                    log.printf(Locale.ROOT, "round %d, %s, %s: %.0f calls/s, p99 %.3f ms, failed %d%n", round + 1,
-                            w.label(), c.label, r.perSecond(), r.latencyNanos().getValueAtPercentile(99) / 1e6,
-                            r.failed());
+                    rows.add(HappyPathReport.row(round + 1, k + 1, w, c, r));
+                    log.printf(Locale.ROOT, "round %d, position %d, %s, %s: %.0f calls/s, p99 %.3f ms, "
+                            + "CPU %.1f us/call, GC %d ms, failed %d%n", round + 1, k + 1, w.label(), c.label,
+                            r.perSecond(), r.latencyNanos().getValueAtPercentile(99) / 1e6, r.cpuMicrosPerCall(),
+                            r.gcMillis(), r.failed());
                 }
             }
         }
@@ -211,7 +229,11 @@ public final class HappyPathComparison {
         m.put("providers", "2 DemoProviders, no faults, embedded ZooKeeper, all on 127.0.0.1 in this JVM");
         m.put("configurations", java.util.Arrays.stream(Config.values())
                 .map(c -> c.label + " (cluster=" + c.cluster + ", " + c.parameters + ")").toList());
-        m.put("order", "configurations rotate by one each round; a GC between phases");
+        m.put("order", "configurations rotate by one each round, so each runs in each position equally often; "
+                + "a GC between phases");
+        m.put("providerLedger", "counts only (no entry per retry id)");
+        m.put("cpu", "process CPU time over the measured window per answered call: the consumer, both providers "
+                + "and ZooKeeper, all in this JVM");
         return m;
     }
 }

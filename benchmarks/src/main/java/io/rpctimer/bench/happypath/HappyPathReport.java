@@ -21,6 +21,11 @@ import org.HdrHistogram.Histogram;
  * rounds; a throughput ratio is the median of the per-round ratios (each against the same round's reference), so
  * that drift between rounds cancels.
  *
+ * <p>Next to the medians: each configuration's spread of rounds (min–max) and the process CPU time per answered
+ * call (the whole JVM: consumer, both providers and ZooKeeper; on 2 saturated cores its ratio is what decides the
+ * throughput ratio, and it does not depend on how loaded the machine was), and the order effect: throughput by
+ * position in the round.
+ *
  * <p>Targets: {@code wheelfailback} against {@code failback}, and {@code wheelfailback+timeoutcheck} against
  * {@code wheelfailback}, lose at most {@value #MAX_THROUGHPUT_LOSS} of throughput (at saturation only: at a fixed rate
  * every configuration carries the same rate) and add at most {@value #MAX_P99_ADDED} to p99 (every workload).
@@ -36,9 +41,10 @@ final class HappyPathReport {
     }
 
     /** @return one phase's JSON row, its histogram included */
-    static Map<String, Object> row(int round, Workload w, Config c, LoadPhase.Result r) {
+    static Map<String, Object> row(int round, int position, Workload w, Config c, LoadPhase.Result r) {
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("round", round);
+        row.put("position", position);
         row.put("workload", w.label());
         row.put("closedLoop", w.closedLoop());
         row.put("config", c.label);
@@ -46,6 +52,8 @@ final class HappyPathReport {
         row.put("answered", r.answered());
         row.put("failed", r.failed());
         row.put("behind", r.behind());
+        row.put("cpuMicrosPerCall", r.cpuMicrosPerCall());
+        row.put("gcMillis", r.gcMillis());
         Histogram h = r.latencyNanos();
         row.put("p50Ms", h.getValueAtPercentile(50) / 1e6);
         row.put("p99Ms", h.getValueAtPercentile(99) / 1e6);
@@ -80,19 +88,63 @@ final class HappyPathReport {
         }
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("summary", summary);
+        m.put("positions", positions(s, rows, summary));
         m.put("ratios", ratios);
         m.put("targets", targets);
         return m;
     }
 
+    /**
+     * The order effect: per workload and position in the round, the median over that position's phases of each
+     * phase's throughput (saturation) or p99 (fixed rate, where every configuration carries the same throughput)
+     * against its configuration's median throughput or merged p99. 1 everywhere means the position does not matter.
+     */
+    private static List<Map<String, Object>> positions(HappyPathComparison.Settings s, List<Map<String, Object>> rows,
+                                                       List<Map<String, Object>> summary) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Workload w : s.workloads()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("workload", w.label());
+            List<Double> byPosition = new ArrayList<>();
+            List<Double> gcByPosition = new ArrayList<>();
+            for (int p = 1; p <= Config.values().length; p++) {
+                List<Double> rel = new ArrayList<>();
+                List<Double> gc = new ArrayList<>();
+                for (Map<String, Object> row : rows) {
+                    if (row.get("workload").equals(w.label()) && num(row, "position") == p) {
+                        Map<String, Object> sm = findSummary(summary, w.label(), (String) row.get("config"));
+                        rel.add(w.closedLoop() ? num(row, "callsPerSecond") / num(sm, "callsPerSecondMedian")
+                                : num(row, "p99Ms") / num(sm, "p99Ms"));
+                        gc.add(num(row, "gcMillis"));
+                    }
+                }
+                byPosition.add(rel.isEmpty() ? Double.NaN : median(rel));
+                gcByPosition.add(gc.isEmpty() ? Double.NaN : median(gc));
+            }
+            m.put("measure", w.closedLoop() ? "throughput" : "p99");
+            m.put("vsConfig", byPosition);
+            m.put("gcMillisMedian", gcByPosition);
+            out.add(m);
+        }
+        return out;
+    }
+
+    private static Map<String, Object> findSummary(List<Map<String, Object>> summary, String workload,
+                                                   String config) {
+        return summary.stream().filter(m -> m.get("workload").equals(workload) && m.get("config").equals(config))
+                .findFirst().orElse(null);
+    }
+
     private static Map<String, Object> summarise(Workload w, Config c, List<Map<String, Object>> rows) {
         Histogram merged = new Histogram(3);
         List<Double> perSecond = new ArrayList<>();
+        List<Double> cpu = new ArrayList<>();
         long failed = 0;
         long behind = 0;
         for (Map<String, Object> row : phases(rows, w, c)) {
             merged.add(decode((String) row.get("histogramBase64")));
             perSecond.add(num(row, "callsPerSecond"));
+            cpu.add(num(row, "cpuMicrosPerCall"));
             failed += ((Number) row.get("failed")).longValue();
             behind += ((Number) row.get("behind")).longValue();
         }
@@ -101,7 +153,12 @@ final class HappyPathReport {
         m.put("config", c.label);
         m.put("rounds", perSecond.size());
         m.put("callsPerSecondMedian", median(perSecond));
+        m.put("callsPerSecondMin", perSecond.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN));
+        m.put("callsPerSecondMax", perSecond.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN));
         m.put("callsPerSecondRounds", perSecond);
+        m.put("cpuMicrosPerCallMedian", median(cpu));
+        m.put("cpuMicrosPerCallMin", cpu.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN));
+        m.put("cpuMicrosPerCallMax", cpu.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN));
         m.put("p50Ms", merged.getValueAtPercentile(50) / 1e6);
         m.put("p99Ms", merged.getValueAtPercentile(99) / 1e6);
         m.put("p999Ms", merged.getValueAtPercentile(99.9) / 1e6);
@@ -118,8 +175,10 @@ final class HappyPathReport {
         List<Map<String, Object>> mine = phases(rows, w, c);
         List<Map<String, Object>> theirs = phases(rows, w, ref);
         List<Double> perRound = new ArrayList<>();
+        List<Double> cpuPerRound = new ArrayList<>();
         for (int i = 0; i < Math.min(mine.size(), theirs.size()); i++) {
             perRound.add(num(mine.get(i), "callsPerSecond") / num(theirs.get(i), "callsPerSecond"));
+            cpuPerRound.add(num(mine.get(i), "cpuMicrosPerCall") / num(theirs.get(i), "cpuMicrosPerCall"));
         }
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("workload", w.label());
@@ -127,6 +186,8 @@ final class HappyPathReport {
         m.put("against", ref.label);
         m.put("throughputRatio", median(perRound));
         m.put("throughputRatioRounds", perRound);
+        m.put("cpuPerCallRatio", median(cpuPerRound));
+        m.put("cpuPerCallRatioRounds", cpuPerRound);
         m.put("p99Ratio", num(byConfig.get(c), "p99Ms") / num(byConfig.get(ref), "p99Ms"));
         m.put("p999Ratio", num(byConfig.get(c), "p999Ms") / num(byConfig.get(ref), "p999Ms"));
         return m;
@@ -167,16 +228,13 @@ final class HappyPathReport {
             if (!s.get("workload").equals(workload)) {
                 workload = (String) s.get("workload");
                 md.append("\n### ").append(workload).append("\n\n| configuration | calls/s (median of rounds) "
-                        + "| p50 ms | p99 ms | p99.9 ms | max ms | failed | behind | throughput × failback "
-                        + "| p99 × failback |\n|---|---|---|---|---|---|---|---|---|---|\n");
+                        + "| calls/s min–max | p50 ms | p99 ms | p99.9 ms | max ms | failed | behind "
+                        + "| CPU µs/call (median) | CPU µs/call min–max | throughput × failback | p99 × failback "
+                        + "| CPU/call × failback |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             }
-            Map<String, Object> ratio = find(ratios, workload, (String) s.get("config"), Config.FAILBACK.label);
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                    s.get("config"), fmt(num(s, "callsPerSecondMedian")), fmt(num(s, "p50Ms")),
-                    fmt(num(s, "p99Ms")), fmt(num(s, "p999Ms")), fmt(num(s, "maxMs")), s.get("failed"),
-                    s.get("behind"), ratio == null ? "1" : fmt(num(ratio, "throughputRatio")) + "×",
-                    ratio == null ? "1" : fmt(num(ratio, "p99Ratio")) + "×"));
+            md.append(summaryLine(s, find(ratios, workload, (String) s.get("config"), Config.FAILBACK.label)));
         }
+        positionsMarkdown(md, (List<Map<String, Object>>) r.getOrDefault("positions", List.of()));
         md.append("\n### Targets\n\n| workload | target | measured | threshold | met |\n|---|---|---|---|---|\n");
         for (Map<String, Object> t : (List<Map<String, Object>>) r.getOrDefault("targets", List.of())) {
             md.append(String.format(Locale.ROOT, "| %s | %s | %s× | %s | %s |%n", t.get("workload"),
@@ -184,6 +242,44 @@ final class HappyPathReport {
                     (Boolean) t.get("met") ? "yes" : "**no**"));
         }
         return md.toString();
+    }
+
+    private static String summaryLine(Map<String, Object> s, Map<String, Object> ratio) {
+        return String.format(Locale.ROOT, "| %s | %s | %s–%s | %s | %s | %s | %s | %s | %s | %s | %s–%s | %s | %s "
+                        + "| %s |%n", s.get("config"), fmt(num(s, "callsPerSecondMedian")),
+                fmt(num(s, "callsPerSecondMin")), fmt(num(s, "callsPerSecondMax")), fmt(num(s, "p50Ms")),
+                fmt(num(s, "p99Ms")), fmt(num(s, "p999Ms")), fmt(num(s, "maxMs")), s.get("failed"), s.get("behind"),
+                fmt(num(s, "cpuMicrosPerCallMedian")), fmt(num(s, "cpuMicrosPerCallMin")),
+                fmt(num(s, "cpuMicrosPerCallMax")), ratioCell(ratio, "throughputRatio"), ratioCell(ratio, "p99Ratio"),
+                ratioCell(ratio, "cpuPerCallRatio"));
+    }
+
+    private static String ratioCell(Map<String, Object> ratio, String key) {
+        return ratio == null ? "1" : fmt(num(ratio, key)) + "×";
+    }
+
+    private static void positionsMarkdown(StringBuilder md, List<Map<String, Object>> positions) {
+        if (positions.isEmpty()) {
+            return;
+        }
+        md.append("\n### Order effect: by position in the round, each phase's throughput (saturation) or p99 (fixed "
+                + "rate) against its configuration's median throughput or merged p99 (median of phases; GC ms of the "
+                + "measured window in brackets)\n\n| workload, measure |");
+        int n = Config.values().length;
+        for (int p = 1; p <= n; p++) {
+            md.append(" position ").append(p).append(" |");
+        }
+        md.append('\n').append("|---".repeat(n + 1)).append("|\n");
+        for (Map<String, Object> m : positions) {
+            md.append("| ").append(m.get("workload")).append(", ").append(m.get("measure")).append(" |");
+            List<?> tp = (List<?>) m.get("vsConfig");
+            List<?> gc = (List<?>) m.get("gcMillisMedian");
+            for (int i = 0; i < tp.size(); i++) {
+                md.append(' ').append(fmt(((Number) tp.get(i)).doubleValue())).append(" (")
+                        .append(fmt(((Number) gc.get(i)).doubleValue())).append(") |");
+            }
+            md.append('\n');
+        }
     }
 
     // ------------------------------------------------------------------ helpers

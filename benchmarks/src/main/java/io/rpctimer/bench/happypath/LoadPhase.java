@@ -16,11 +16,11 @@ import org.HdrHistogram.Recorder;
 /**
  * Drives one {@link Workload} against one consumer's proxy for a warm-up and then a measurement, and returns what
  * the measurement saw: every answered call's latency (HdrHistogram, nanoseconds, 3 significant digits), the calls
- * answered and the calls that failed. The warm-up's latencies are recorded and thrown away at the switch, so the
- * callers never pause between the two.
+ * answered and the calls that failed, and the process's CPU time and GC time over the measured window (the whole
+ * JVM: consumer, both providers and ZooKeeper). The warm-up's latencies are recorded and thrown away at the switch,
+ * so the callers never pause between the two.
  *
- * <p>Every call sends the same call id and message: the providers' ledgers keep one entry per distinct call id, and a
- * new id per call would grow their heap through the run (GC drift that a later configuration would pay for).
+ * <p>Every call sends the same call id and message, so that every configuration sends the providers the same bytes.
  *
  * <p><b>Threading:</b> {@link #run} is called from one thread; it starts its caller threads and joins them before
  * returning. Async answers are recorded on Dubbo's threads.
@@ -47,10 +47,18 @@ final class LoadPhase {
      *
      * @param behind open loop: slots due by the end of the measurement that no caller had sent yet (the callers fell
      *               behind the rate, and those calls' latencies are missing); 0 for closed loop
+     * @param cpuNanos the process's CPU time over the measurement, every thread of the JVM included
+     * @param gcMillis the collectors' time over the measurement
      */
-    record Result(Histogram latencyNanos, long answered, long failed, double seconds, long behind) {
+    record Result(Histogram latencyNanos, long answered, long failed, double seconds, long behind, long cpuNanos,
+                  long gcMillis) {
         double perSecond() {
             return answered / seconds;
+        }
+
+        /** @return the process's CPU time per answered call, in microseconds */
+        double cpuMicrosPerCall() {
+            return answered == 0 ? Double.NaN : cpuNanos / 1e3 / answered;
         }
     }
 
@@ -73,12 +81,16 @@ final class LoadPhase {
         recorder.getIntervalHistogram(); // drops the warm-up
         answered.reset();
         failed.reset();
+        long cpuFrom = ThreadCost.processCpuNow();
+        long gcFrom = ThreadCost.gcMillisNow();
         measuring = true;
         long from = System.nanoTime();
         LockSupport.parkNanos(measure.toNanos());
         measuring = false;
         Histogram h = recorder.getIntervalHistogram();
         long end = System.nanoTime();
+        long cpu = ThreadCost.processCpuNow() - cpuFrom;
+        long gc = ThreadCost.gcMillisNow() - gcFrom;
         double seconds = (end - from) / 1e9;
         long due = workload.closedLoop() ? 0 : (long) ((end - startNanos) / periodNanos);
         long behind = Math.max(0, due - (workload.closedLoop() ? 0 : nextSlot.get()));
@@ -91,7 +103,7 @@ final class LoadPhase {
                 throw new IllegalStateException(t.getName() + " did not stop within " + JOIN_MILLIS + " ms");
             }
         }
-        return new Result(h, ok, bad, seconds, behind);
+        return new Result(h, ok, bad, seconds, behind, cpu, gc);
     }
 
     private List<Thread> startCallers() {

@@ -42,11 +42,21 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
                 perThread.put(ids[i], new long[] {bytes[i], Math.max(0, cpu[i])});
             }
         }
+        return new ThreadCost(names, perThread, processCpuNow(), gcMillisNow());
+    }
+
+    /** @return the process's CPU time now, every thread of this JVM included, in nanoseconds */
+    static long processCpuNow() {
+        return OS.getProcessCpuTime();
+    }
+
+    /** @return the collectors' accumulated collection time now, in milliseconds */
+    static long gcMillisNow() {
         long gc = 0;
         for (var c : ManagementFactory.getGarbageCollectorMXBeans()) {
             gc += Math.max(0, c.getCollectionTime());
         }
-        return new ThreadCost(names, perThread, OS.getProcessCpuTime(), gc);
+        return gc;
     }
 
     /** @return per thread group, bytes and CPU nanoseconds since {@code earlier}; callers count from zero */

@@ -45,6 +45,10 @@ class HappyPathSmokeTest {
             assertEquals(0L, row.get("failed"), row.toString());
             assertTrue((double) row.get("p99Ms") < HappyPathComparison.TIMEOUT.toMillis(), row.toString());
             answeredByConfig.merge(row.get("config"), ((Number) row.get("answered")).longValue(), Long::sum);
+            int position = ((Number) row.get("position")).intValue();
+            assertTrue(position >= 1 && position <= Config.values().length, row.toString());
+            assertTrue(((Number) row.get("answered")).longValue() == 0
+                    || (double) row.get("cpuMicrosPerCall") > 0, row.toString());
         }
         assertEquals(Config.values().length, answeredByConfig.size(), answeredByConfig.toString());
         answeredByConfig.values().forEach(n -> assertTrue(n > 0, answeredByConfig.toString()));
@@ -60,7 +64,22 @@ class HappyPathSmokeTest {
         assertTrue(md.contains("| wheelfailback+timeoutcheck against wheelfailback: p99 added <= 5% |")
                 || md.contains("wheelfailback+timeoutcheck against wheelfailback: p99 added <= 5%"), md);
         assertTrue(md.contains("### sync, saturation, 2 threads"), md);
+        assertTrue(md.contains("| calls/s min–max |") && md.contains("| CPU µs/call (median) |"), md);
+        assertTrue(md.contains("### Order effect") && md.contains("| async, 100/s, p99 |"), md);
         assertTrue(Json.write(results).contains("\"histogramBase64\""));
+    }
+
+    @Test
+    void roundsAreAMultipleOfTheConfigurations_andOneWorkloadCanBeChosen() {
+        assertEquals(Config.values().length, HappyPathComparison.Settings.of("quick",
+                BenchArgs.parse(new String[0], List.of())).rounds());
+        assertEquals(2 * Config.values().length, HappyPathComparison.Settings.of("full",
+                BenchArgs.parse(new String[0], List.of())).rounds());
+        HappyPathComparison.Settings one = HappyPathComparison.Settings.of("quick",
+                BenchArgs.parse(new String[] {"--workload", "2", "--rounds", "8"}, List.of("workload", "rounds")));
+        assertEquals(List.of("async, saturation, 64 in flight"),
+                one.workloads().stream().map(Workload::label).toList());
+        assertEquals(8, one.rounds());
     }
 
     @Test
@@ -74,6 +93,13 @@ class HappyPathSmokeTest {
         assertEquals("--param: 'novalue' (expected: key=value)", e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> BenchArgs.mode("slow"));
         assertEquals("mode: 'slow' (expected: quick or full)", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> HappyPathComparison.Settings.of("quick",
+                BenchArgs.parse(new String[] {"--rounds", "3"}, List.of("rounds"))));
+        assertEquals("rounds: 3 (expected: a multiple of 4, so that every configuration runs in every position "
+                + "equally often)", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> HappyPathComparison.Settings.of("quick",
+                BenchArgs.parse(new String[] {"--workload", "5"}, List.of("workload"))));
+        assertEquals("workload: 5 (expected: 0 for all, or 1..4)", e.getMessage());
         assertEquals(Map.of("failback.store", "h2"), BenchArgs.parse(new String[] {"--param", "failback.store=h2"},
                 List.of()).params());
     }

@@ -20,13 +20,16 @@ import java.util.concurrent.atomic.LongAdder;
  * and the retry completes again. It is counted once per id, at its second completion.
  *
  * <p>Memory: one small entry per distinct completed retry id and call id, until {@link #reset()}; fine for a demo.
+ * A load test that must cost the provider the same whatever ids its consumer sends (a {@code wheelfailback} call has
+ * its own {@code retry.id}, a {@code failback} call none) switches to {@link #setCountsOnly counts only}: every
+ * counter stays exact, but no per-id entry is kept, so duplicates are not detected.
  *
  * <p>Thread-safe: calls are recorded from many server threads at once. Each counter is exact; a {@link #snapshot()}
  * reads them one after the other, so counters of calls in flight may disagree by a few. A call received before a
  * {@link #reset()} is counted only in the state it was received in.
  */
 public final class CallLedger {
-    private final AtomicReference<State> state = new AtomicReference<>(new State());
+    private final AtomicReference<State> state = new AtomicReference<>(new State(false));
     private final List<CallListener> listeners = new CopyOnWriteArrayList<>();
 
     /**
@@ -62,6 +65,9 @@ public final class CallLedger {
         switch (outcome) {
             case COMPLETED:
                 s.completed.increment();
+                if (s.countsOnly) {
+                    break;
+                }
                 countCompletion(s.completionsByRetryId, call.retryId());
                 s.duplicateCallIds.addAndGet(countCompletion(s.completionsByCallId, call.callId()));
                 break;
@@ -110,15 +116,36 @@ public final class CallLedger {
     /**
      * @param retryId a {@code retry.id}
      * @return how many calls with it completed on this provider
+     * @throws IllegalStateException in {@linkplain #setCountsOnly counts-only} mode, which keeps no per-id counts
      */
     public int completions(String retryId) {
-        AtomicInteger n = state.get().completionsByRetryId.get(retryId);
+        State s = state.get();
+        if (s.countsOnly) {
+            throw new IllegalStateException("countsOnly: true (expected: false to count completions per retry id)");
+        }
+        AtomicInteger n = s.completionsByRetryId.get(retryId);
         return n == null ? 0 : n.get();
     }
 
     /** Forgets every call and counter. Calls in flight end in the old state and are not counted again. */
     public void reset() {
-        state.set(new State());
+        state.set(new State(state.get().countsOnly));
+    }
+
+    /**
+     * Switches the per-id counts off ({@code true}) or back on, and forgets every call and counter as {@link #reset()}
+     * does. In counts-only mode every counter of {@link #snapshot()} stays exact, but duplicates are not tracked: the
+     * snapshot reports none, and {@link #completions} refuses.
+     *
+     * @param countsOnly true to keep no entry per retry id or call id
+     */
+    public void setCountsOnly(boolean countsOnly) {
+        state.set(new State(countsOnly));
+    }
+
+    /** @return whether the ledger keeps counters only, see {@link #setCountsOnly} */
+    public boolean isCountsOnly() {
+        return state.get().countsOnly;
     }
 
     /** @param listener told about every call that ends from now on */
@@ -141,6 +168,7 @@ public final class CallLedger {
 
     /** Everything {@link #reset()} forgets. */
     private static final class State {
+        final boolean countsOnly;
         final AtomicLong sequence = new AtomicLong();
         final LongAdder served = new LongAdder();
         final LongAdder completed = new LongAdder();
@@ -151,5 +179,9 @@ public final class CallLedger {
         final ConcurrentHashMap<Integer, LongAdder> attempts = new ConcurrentHashMap<>();
         final ConcurrentHashMap<String, AtomicInteger> completionsByRetryId = new ConcurrentHashMap<>();
         final ConcurrentHashMap<String, AtomicInteger> completionsByCallId = new ConcurrentHashMap<>();
+
+        State(boolean countsOnly) {
+            this.countsOnly = countsOnly;
+        }
     }
 }

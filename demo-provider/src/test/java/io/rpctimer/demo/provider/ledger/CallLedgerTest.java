@@ -132,4 +132,36 @@ class CallLedgerTest {
                 + " attempt.1=1", ledger.snapshot().toString());
         assertNull(ledger.received("send", null, null, 0).callId());
     }
+
+    @Test
+    void countsOnly_keepsEveryCounterExact_butNoPerIdCounts_acrossReset() {
+        ledger.setCountsOnly(true);
+        ledger.reset();
+        complete("c-1", "r-1", 1);
+        complete("c-1", "r-1", 2);
+        ledger.ended(ledger.received("send", "c-2", "r-2", 1), CallOutcome.REJECTED, "x");
+
+        LedgerSnapshot s = ledger.snapshot();
+        assertTrue(ledger.isCountsOnly());
+        assertEquals(3, s.served());
+        assertEquals(2, s.completed());
+        assertEquals(1, s.rejected());
+        assertEquals(Map.of(1, 2L, 2, 1L), s.attempts());
+        assertEquals(0, s.duplicates(), "not tracked in counts-only mode");
+        assertEquals(0, s.duplicateCallIds());
+        assertThrows(IllegalStateException.class, () -> ledger.completions("r-1"));
+    }
+
+    @Test
+    void countsOnlyOff_tracksDuplicatesAgain_fromAFreshState() {
+        ledger.setCountsOnly(true);
+        complete("c-1", "r-1", 1);
+        ledger.setCountsOnly(false);
+        complete("c-1", "r-1", 2);
+        complete("c-1", "r-1", 3);
+
+        assertEquals(2, ledger.snapshot().completed());
+        assertEquals(1, ledger.snapshot().duplicates());
+        assertEquals(2, ledger.completions("r-1"));
+    }
 }
