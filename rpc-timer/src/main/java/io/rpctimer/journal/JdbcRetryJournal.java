@@ -45,6 +45,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * database serialises the UPDATEs on each row. Without a lease (an embedded file only this process can open),
  * nobody else writes the tables.
  *
+ * <h3>Claim and unpark</h3>
+ * Entries are handed out in pages of {@value #PAGE}, earliest due first (keyset on {@code (due_at, retry_id)},
+ * read in the order of the claim index), each page read, marked with this run's id and committed in one
+ * transaction: an entry is never marked as on this run's wheel unless the call that marked it returns it.
+ *
  * <p><b>Threading:</b> thread-safe. Writes block the calling thread (bounded by the write timeout); claim and
  * unpark run on the calling thread on their own connection.
  */
