@@ -12,8 +12,9 @@
 #   benchmarks/run.sh quick|full timer|failback|happypath|massfailure    # one part only
 #   benchmarks/run.sh full timer --jdk /usr/lib/jvm/temurin-25-jdk-amd64 # the timer part on another JDK: its JMH
 #                                          # forks and harness JVMs run on it too; files timer-full-jdk25.*
-#   benchmarks/run.sh full massfailure --param key=value [--param ...]    # extra consumer reference parameters
-#                                          # (a durable store, a retry budget) for the mass-failure runs
+#   benchmarks/run.sh full massfailure --label journal --param key=value [--param ...]
+#                                          # extra consumer reference parameters (a durable store, a retry budget)
+#                                          # for the mass-failure runs; files massfailure-full-<label>.*
 #
 # Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 21 min (the same on --jdk),
 # failback 2 / 3 min, happypath 6 / 19 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster).
@@ -21,7 +22,7 @@
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
 # record how much CPU other processes used, but on two cores anything else running skews the numbers.
 set -euo pipefail
-usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure] [--jdk <java home>] [--param key=value]..."
+usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure] [--jdk <java home>] [--label name] [--param key=value]..."
 mode="${1:-quick}"
 part="${2:-all}"
 shift $(( $# < 2 ? $# : 2 ))
@@ -29,6 +30,7 @@ case "$mode" in quick|full) ;; *) echo "$usage" >&2; exit 2 ;; esac
 case "$part" in all|timer|failback|happypath|massfailure) ;; *) echo "$usage" >&2; exit 2 ;; esac
 java=java
 jvm_label=""
+mf_label=""
 params=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -38,6 +40,12 @@ while [ $# -gt 0 ]; do
             java="$2/bin/java"
             feature=$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
             jvm_label="jdk$feature"
+            shift 2 ;;
+        --label)
+            [ $# -ge 2 ] || { echo "--label: missing (expected: a name for the result files)" >&2; exit 2; }
+            [ "$part" = massfailure ] || { echo "--label: applies to massfailure only" >&2; exit 2; }
+            params+=(--label "$2")
+            mf_label="-$2"
             shift 2 ;;
         --param)
             [ $# -ge 2 ] && [[ "$2" == ?*=* ]] || { echo "--param: '${2:-}' (expected: key=value)" >&2; exit 2; }
@@ -80,6 +88,6 @@ fi
 if wants massfailure; then
     # the providers' injected errors are logged once per call: Dubbo's log lines go to massfailure-<mode>.log
     "$java" -Xms2g -Xmx2g "${props[@]}" -cp "$jar" io.rpctimer.bench.massfailure.MassFailureComparison "$mode" \
-        "$out" ${params[@]+"${params[@]}"} 2> "$out/massfailure-$mode.log" || status=1
+        "$out" ${params[@]+"${params[@]}"} 2> "$out/massfailure-$mode$mf_label.log" || status=1
 fi
 exit $status

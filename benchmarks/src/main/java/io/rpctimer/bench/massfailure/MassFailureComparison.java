@@ -19,7 +19,7 @@ import java.util.Map;
 /**
  * Issue 15, mass failure and recovery: {@code calls} calls while every provider fails, then the providers recover;
  * Dubbo's {@code failback} first, then {@code wheelfailback}, each on fresh components in this JVM
- * ({@link MassFailureRun}). Writes {@code massfailure-<mode>.json} and {@code .md} to the output directory.
+ * ({@link MassFailureRun}). Writes {@code massfailure-<mode>[-<label>].json} and {@code .md} to the output directory.
  *
  * <p>Targets (wheelfailback): nothing lost; the retry timer's tick lag under 50 ms throughout; the heap per pending
  * retry at most 300 bytes beyond its arguments.
@@ -27,9 +27,10 @@ import java.util.Map;
  * <pre>
  * benchmarks/run.sh quick massfailure   # 20,000 calls, about 2 min on a quiet 2-core machine
  * benchmarks/run.sh full massfailure    # 100,000 calls, about 5 min
- * benchmarks/run.sh full massfailure --param failback.store=... --param failback.budget=...   # extra consumer params
+ * benchmarks/run.sh full massfailure --label journal --param failback.store=embedded   # extra consumer params
+ * benchmarks/run.sh full massfailure --label budget --param failback.budget.minrate=10
  * java -Xmx2g -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.massfailure.MassFailureComparison quick|full
- *      [outDir] [--calls N] [--threads N] [--clusters failback,wheelfailback] [--param key=value]...
+ *      [outDir] [--calls N] [--threads N] [--clusters failback,wheelfailback] [--label NAME] [--param key=value]...
  * </pre>
  *
  * <p>Exit code 0 when every run completed (whatever the targets say), 1 if a run failed, 2 on bad arguments.
@@ -56,10 +57,14 @@ public final class MassFailureComparison {
         MassFailureRun.Settings settings;
         List<String> clusters;
         try {
-            parsed = BenchArgs.parse(args, List.of("calls", "threads", "clusters"));
+            parsed = BenchArgs.parse(args, List.of("calls", "threads", "clusters", "label"));
             settings = settings(parsed.positional(0, "quick"), parsed);
             clusters = List.of(parsed.option("clusters", MassFailureRun.DUBBO + "," + MassFailureRun.WHEEL)
                     .split(","));
+            if (!parsed.option("label", "x").matches("[A-Za-z0-9-]{1,40}")) {
+                throw new IllegalArgumentException("--label: '" + parsed.option("label", "") + "' (expected: 1 to 40"
+                        + " letters, digits or '-')");
+            }
             for (String c : clusters) {
                 if (!c.equals(MassFailureRun.DUBBO) && !c.equals(MassFailureRun.WHEEL)) {
                     throw new IllegalArgumentException("--clusters: '" + c + "' (expected: failback, wheelfailback)");
@@ -104,7 +109,8 @@ public final class MassFailureComparison {
         results.put("runs", runs);
         results.put("targets", targets(runs));
         results.put("durationMinutes", Math.round((System.nanoTime() - start) / 6e8) / 100.0);
-        String base = "massfailure-" + mode;
+        String label = parsed.option("label", "");
+        String base = "massfailure-" + mode + (label.isEmpty() ? "" : "-" + label);
         Files.writeString(out.resolve(base + ".json"), Json.write(results), StandardCharsets.UTF_8);
         String md = markdown(results);
         Files.writeString(out.resolve(base + ".md"), md, StandardCharsets.UTF_8);

@@ -41,7 +41,9 @@ import org.apache.dubbo.rpc.RpcException;
  *
  * <p>The consumer has a cap that admits every call ({@code failbacktasks} = 2 × calls), {@code retries}
  * and the first retry delay of the {@link Settings} (Dubbo's failback retries every 5 s whatever the delay), and the
- * extra reference parameters given (a durable store or a retry budget: {@code --param key=value}).
+ * extra reference parameters given (a durable store or a retry budget: {@code --param key=value}). Without them
+ * the consumer keeps its retries in memory with no budget, as Dubbo's failback does; {@code failback.store=embedded}
+ * without a {@code failback.store.dir} gets a fresh temporary directory.
  *
  * <p>Tick lag is the {@link TimerProbe}'s worst probe lateness (a zero-delay timeout every 100 ms on the cluster's
  * timer), taken in two windows that leave out the forced GC of the heap measurement: sending, then recovery.
@@ -159,11 +161,25 @@ final class MassFailureRun {
         params.put("failbacktasks", String.valueOf(2L * s.calls()));
         params.put("retries", String.valueOf(s.retries()));
         params.put("failback.delay", String.valueOf(s.firstDelayMillis()));
-        // no retry budget unless --param sets one: Dubbo's failback has none, and the comparison is of the timers
+        // no retry budget and no journal unless --param sets them: Dubbo's failback has neither, and keeps its
+        // retries in memory (the library's default store is the embedded journal)
         params.put("failback.budget.minrate", "1000000");
+        params.put("failback.store", "memory");
         params.putAll(s.params());
+        if ("embedded".equals(params.get("failback.store")) && !params.containsKey("failback.store.dir")) {
+            // a fresh journal per run: entries an earlier run left behind would be resumed into this one
+            params.put("failback.store.dir", freshDirectory());
+        }
         ref.setParameters(params);
         return ref;
+    }
+
+    private static String freshDirectory() {
+        try {
+            return java.nio.file.Files.createTempDirectory("massfailure-journal").toString();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot create a journal directory", e);
+        }
     }
 
     /**

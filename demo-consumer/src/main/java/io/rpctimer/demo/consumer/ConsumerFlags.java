@@ -96,7 +96,7 @@ public final class ConsumerFlags {
 
     @Option(names = "--drain", paramLabel = "DURATION",
             description = "Longest wait for retries after the last call returned; then the consumer stops and hands "
-                    + "what is pending to the RetryStore (default: the longest a retry chain can take, plus 2s).")
+                    + "what is pending over: to the RetryStore, or kept in the journal with --store embedded (default: the longest a retry chain can take, plus 2s).")
     String drain;
 
     /**

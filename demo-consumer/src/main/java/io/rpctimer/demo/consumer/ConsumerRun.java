@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * {@link DemoConsumer} on {@code cluster=wheelfailback}; the calls go out ({@link LoadDriver}) while the stage's fault
  * script plays; every retry event ({@link EventLines}) and a progress line ({@link Progress}) are printed as they
  * happen; once every call is answered, the run waits for the retries still pending (bounded), reads the wheel's stats,
- * stops the consumer (pending retries are handed over to the RetryStore), then the stage, newest first, and prints
+ * stops the consumer (pending retries are handed over: to the RetryStore, or kept in the journal), then the stage, newest first, and prints
  * the {@link FinalReport}, and with {@code --metrics} the consumer's failback meters ({@link FailbackMeters}).
  *
  * <p>{@link #interrupt()} — what Ctrl-C calls, from a shutdown hook — stops everything in the same order from any

@@ -46,6 +46,16 @@ public final class DemoConsumer implements AutoCloseable {
     /** The JVM system property that sets the default store of every application (see rpc-timer's README). */
     private static final String STORE_PROPERTY = "rpctimer.failback.store";
 
+    /**
+     * Where a call pending at shutdown goes, as the demo's lines and reports say it: the demo's store is the
+     * {@value #STORE_PROPERTY} property ({@code --store}), memory when it is unset.
+     */
+    static String handedOverTo() {
+        String store = System.getProperty(STORE_PROPERTY, "memory");
+        return store.equals("memory") ? "given to the RetryStore"
+                : "kept in the " + store + " journal, resumed at the next start";
+    }
+
     private final DubboNode node;
     private final NotificationService service;
     private final CallBook book;
@@ -247,7 +257,7 @@ public final class DemoConsumer implements AutoCloseable {
         return book.report(options.cluster, !node.isRunning());
     }
 
-    /** Stops the consumer: {@code wheelfailback} hands pending retries to the RetryStore. Idempotent. */
+    /** Stops the consumer: {@code wheelfailback} hands pending retries over ({@link #handedOverTo()}). Idempotent. */
     @Override
     public synchronized void close() {
         node.close();

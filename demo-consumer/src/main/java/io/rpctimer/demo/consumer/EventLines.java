@@ -142,7 +142,7 @@ public final class EventLines implements RetryListener {
             case ABANDONED -> (e.attempt() == 0 ? "not retried: " : "after " + e.attempt() + " retries: ")
                     + FailureText.of(e.failure());
             case REJECTED -> "no retry: " + FailureText.of(e.failure());
-            case HANDED_OVER -> "retry " + e.attempt() + " was pending at shutdown: given to the RetryStore";
+            case HANDED_OVER -> "retry " + e.attempt() + " was pending at shutdown: " + DemoConsumer.handedOverTo();
         };
     }
 

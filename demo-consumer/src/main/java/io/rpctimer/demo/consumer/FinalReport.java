@@ -152,7 +152,7 @@ public final class FinalReport {
         row(l, "abandoned", r.abandoned(), "retries used up, or a failure the policy does not retry");
         row(l, "rejected", r.rejected(), "over failbacktasks=" + failbackTasks + " pending retries; "
                 + r.rejectedCallerTold() + " of them told to the caller");
-        row(l, "handed over", r.handedOver(), "pending when the consumer stopped: given to the RetryStore");
+        row(l, "handed over", r.handedOver(), "pending when the consumer stopped: " + DemoConsumer.handedOverTo());
         row(l, "failed to the caller", r.callerErrors(), "the caller got an exception not retried (business failure)");
         if (r.pending() > 0) {
             row(l, "pending", r.pending(), "still waiting for a retry");

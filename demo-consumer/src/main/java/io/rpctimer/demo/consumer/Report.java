@@ -20,7 +20,7 @@ import java.util.SortedMap;
  * @param abandoned          calls given up after their retries
  * @param rejected           calls refused at the pending-retry cap
  * @param rejectedCallerTold of those, calls whose caller got the rejection as an exception
- * @param handedOver         calls handed to the RetryStore at shutdown
+ * @param handedOver         calls pending at shutdown, handed over ({@link DemoConsumer#handedOverTo()})
  * @param callerErrors       calls whose caller got an exception (e.g. a business exception, not retried)
  * @param pending            calls still waiting for a retry
  * @param lost               calls failed back and never heard of again: no outcome, no delivery
@@ -80,7 +80,7 @@ public record Report(String cluster, CallBook.Accounting accounting, long sent, 
         deliveredOnRetry.forEach((k, v) -> row(b, "delivered on retry " + k, v, null));
         row(b, "abandoned", abandoned, "retries exhausted, or a failure the policy does not retry");
         row(b, "rejected", rejected, rejectedCallerTold + " of them told to the caller");
-        row(b, "handed over", handedOver, "pending at shutdown, given to the RetryStore");
+        row(b, "handed over", handedOver, "pending at shutdown, " + DemoConsumer.handedOverTo());
         row(b, "failed to the caller", callerErrors, "the caller got the exception");
         if (pending > 0) {
             row(b, "pending", pending, "still waiting for a retry");

@@ -81,6 +81,34 @@ class DemoOutputTest {
     }
 
     @Test
+    void handedOver_saysWhereTheStoreKeepsTheCall() {
+        String before = System.getProperty("rpctimer.failback.store");
+        try {
+            System.clearProperty("rpctimer.failback.store");
+            assertTrue(handedOverLine().endsWith("HANDED_OVER  retry 1 was pending at shutdown: given to the"
+                    + " RetryStore"), handedOverLine());
+            System.setProperty("rpctimer.failback.store", "embedded");
+            assertTrue(handedOverLine().endsWith("HANDED_OVER  retry 1 was pending at shutdown: kept in the"
+                    + " embedded journal, resumed at the next start"), handedOverLine());
+        } finally {
+            if (before == null) {
+                System.clearProperty("rpctimer.failback.store");
+            } else {
+                System.setProperty("rpctimer.failback.store", before);
+            }
+        }
+    }
+
+    private static String handedOverLine() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        EventLines lines = new EventLines(new Console(new PrintStream(bytes, true, StandardCharsets.UTF_8)), "Svc",
+                EventLines.Level.RETRIES, Map.of(), 5);
+        lines.onEvent(new RetryEvent(RetryEvent.Type.HANDED_OVER, "c-7", "Svc", "send", 1, null, 0, null,
+                System.currentTimeMillis()));
+        return bytes.toString(StandardCharsets.UTF_8).strip();
+    }
+
+    @Test
     void speed_scalesRateAndDelays_butNotTheTimeout() {
         RunSettings s = RunSettings.DEFAULTS.faster(10);
         assertEquals(100, s.ratePerSecond());
