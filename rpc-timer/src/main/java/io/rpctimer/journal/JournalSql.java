@@ -66,8 +66,12 @@ final class JournalSql {
         adopt = "UPDATE " + entryTable + " SET owner = ?, parked = TRUE, run_id = NULL"
                 + " WHERE application = ? AND service_key = ? AND owner = ?"
                 + " AND NOT EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until >= ?)";
+        // keyset page: the entries after (due_at, retry_id) of the last page; the ORDER BY names the claim index's
+        // columns in its order, so H2 reads the index in order and stops at the LIMIT instead of sorting the rest
         selectParked = "SELECT " + columns + " FROM " + entryTable + " WHERE application = ? AND service_key = ?"
-                + " AND owner = ? AND " + NOT_SCHEDULED + " AND quarantined = FALSE ORDER BY due_at, retry_id LIMIT ?";
+                + " AND owner = ? AND " + NOT_SCHEDULED + " AND quarantined = FALSE"
+                + " AND due_at >= ? AND (due_at > ? OR retry_id > ?)"
+                + " ORDER BY application, service_key, owner, due_at, retry_id LIMIT ?";
         unparkOne = "UPDATE " + entryTable + " SET parked = FALSE, run_id = ? WHERE retry_id = ? AND owner = ? AND "
                 + NOT_SCHEDULED;
         quarantine = "UPDATE " + entryTable + " SET quarantined = TRUE WHERE retry_id = ? AND owner = ?";
@@ -110,16 +114,30 @@ final class JournalSql {
         }
     }
 
+    /**
+     * The claim index serves {@link #selectParked}: its WHERE and its ORDER BY, retry_id included. It replaces
+     * {@code <prefix>retry_entry_claim} (without retry_id) of earlier versions, dropped here so that no write
+     * keeps updating it.
+     */
     private void createIndex(Statement st) throws SQLException {
-        String index = entryTable + "_claim ON " + entryTable + " (application, service_key, owner, due_at)";
+        String index = entryTable + "_claim_order ON " + entryTable
+                + " (application, service_key, owner, due_at, retry_id)";
         if (dialect.indexIfNotExists()) {
             st.execute("CREATE INDEX IF NOT EXISTS " + index);
+            st.execute("DROP INDEX IF EXISTS " + entryTable + "_claim");
             return;
         }
         try {
             st.execute("CREATE INDEX " + index);
         } catch (SQLException e) {
             if (e.getErrorCode() != 1061) { // MySQL ER_DUP_KEYNAME: the index exists
+                throw e;
+            }
+        }
+        try {
+            st.execute("DROP INDEX " + entryTable + "_claim ON " + entryTable);
+        } catch (SQLException e) {
+            if (e.getErrorCode() != 1091) { // MySQL ER_CANT_DROP_FIELD_OR_KEY: no such index
                 throw e;
             }
         }

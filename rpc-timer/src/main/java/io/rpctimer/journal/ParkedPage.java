@@ -18,7 +18,12 @@ import java.util.List;
  * @param corrupt the rows to quarantine, with why
  * @param rows    how many rows the page held in all; fewer than asked means none is left
  */
-record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int rows) {
+record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int rows, Key last) {
+
+    /** Where a page ends in the claim order (due_at, retry_id): the next page starts after it. */
+    record Key(long dueAt, String retryId) {
+        static final Key FIRST = new Key(Long.MIN_VALUE, "");
+    }
 
     /** A row that did not read back. */
     record Corrupt(String retryId, String reason) {
@@ -26,19 +31,24 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
 
     /** @param st {@link JournalSql#selectParked}, prepared */
     static ParkedPage read(PreparedStatement st, String owner, String runId, String application, String serviceKey,
-                           int limit) throws SQLException {
+                           Key after, int limit) throws SQLException {
         List<RetryJournalEntry> entries = new ArrayList<>(Math.min(limit, 4096));
         List<Corrupt> corrupt = new ArrayList<>();
         int rows = 0;
+        Key last = after;
         st.setString(1, application);
         st.setString(2, serviceKey);
         st.setString(3, owner);
         st.setString(4, runId);
-        st.setInt(5, limit);
+        st.setLong(5, after.dueAt());
+        st.setLong(6, after.dueAt());
+        st.setString(7, after.retryId());
+        st.setInt(8, limit);
         st.setFetchSize(Math.min(limit, 1000));
         try (ResultSet rs = st.executeQuery()) {
             while (rs.next()) {
                 rows++;
+                last = new Key(rs.getLong(8), rs.getString(1));
                 try {
                     entries.add(EntryRows.read(rs));
                 } catch (EntryRows.CorruptRowException e) {
@@ -46,6 +56,6 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
                 }
             }
         }
-        return new ParkedPage(entries, corrupt, rows);
+        return new ParkedPage(entries, corrupt, rows, last);
     }
 }

@@ -28,6 +28,8 @@ final class FaultyDataSource implements DataSource {
     /** Calls blocked in HANG now. */
     final java.util.concurrent.atomic.AtomicInteger hanging = new java.util.concurrent.atomic.AtomicInteger();
     final java.util.concurrent.atomic.AtomicInteger commits = new java.util.concurrent.atomic.AtomicInteger();
+    /** The number (counted by {@link #commits}) of the one commit that fails; 0: none. */
+    volatile int failCommit;
 
     FaultyDataSource(DataSource delegate) {
         this.delegate = delegate;
@@ -85,8 +87,8 @@ final class FaultyDataSource implements DataSource {
             if (name.startsWith("execute") || name.equals("commit")) {
                 fault();
             }
-            if (name.equals("commit")) {
-                commits.incrementAndGet();
+            if (name.equals("commit") && commits.incrementAndGet() == failCommit) {
+                throw new SQLException("connection reset during commit (injected)", "08006");
             }
             try {
                 Object result = method.invoke(target, args);

@@ -159,6 +159,62 @@ class JdbcRetryJournalTest {
         assertEquals(List.of("r3", "r4", "r5", "r6", "r7", "r8", "r9"), ids(restarted.unpark(APP, SVC, 100)));
     }
 
+    /** Appends {@code count} entries of an earlier run of owner "a", due in clumps (ties broken by retry id). */
+    private List<String> earlierRun(int count) throws Exception {
+        JdbcRetryJournal earlier = journal("a");
+        List<RetryJournalEntry> entries = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            entries.add(entry(String.format("r%05d", (i * 7_919) % count), i / 3));
+        }
+        java.util.Collections.shuffle(entries, new java.util.Random(7));
+        for (RetryJournalEntry e : entries) {
+            earlier.append(e, e.dueEpochMillis() % 2 == 0);
+        }
+        return entries.stream().sorted(java.util.Comparator.comparingLong(RetryJournalEntry::dueEpochMillis)
+                .thenComparing(RetryJournalEntry::retryId)).map(RetryJournalEntry::retryId).toList();
+    }
+
+    @Test
+    void claimLargerThanOnePage_returnsEveryEntryOnce_inDueOrder() throws Exception {
+        int count = 2 * JdbcRetryJournal.PAGE + 301;
+        List<String> dueOrder = earlierRun(count);
+        JdbcRetryJournal restarted = journal("a");
+
+        List<String> first = ids(restarted.claim(APP, SVC, JdbcRetryJournal.PAGE + 10));
+        List<String> rest = ids(restarted.claim(APP, SVC, count));
+
+        assertEquals(dueOrder.subList(0, JdbcRetryJournal.PAGE + 10), first);
+        assertEquals(dueOrder.subList(JdbcRetryJournal.PAGE + 10, count), rest);
+        assertEquals(List.of(), restarted.unpark(APP, SVC, count), "a later claim of this run hands out none");
+    }
+
+    @Test
+    void pageFailingMidClaim_returnsTheCommittedPages_andLeavesItsEntriesForTheNextClaim() throws Exception {
+        int count = JdbcRetryJournal.PAGE + 500;
+        List<String> dueOrder = earlierRun(count);
+        JdbcRetryJournal restarted = journal("a");
+        // the claim commits its adoption, then its first page; its second page's commit fails
+        db.failCommit = db.commits.get() + 3;
+
+        List<String> first = ids(restarted.claim(APP, SVC, count));
+        List<String> rest = ids(restarted.claim(APP, SVC, count));
+
+        assertEquals(dueOrder.subList(0, JdbcRetryJournal.PAGE), first, "the committed page is handed out");
+        assertEquals(dueOrder.subList(JdbcRetryJournal.PAGE, count), rest,
+                "the failed page's entries were not left marked as on this run's wheel");
+    }
+
+    @Test
+    void pageFailingOnTheFirstPage_throws_andHandsOutNothing() throws Exception {
+        List<String> dueOrder = earlierRun(10);
+        JdbcRetryJournal restarted = journal("a");
+        db.failCommit = db.commits.get() + 2;
+
+        assertThrows(RetryJournalException.class, () -> restarted.claim(APP, SVC, 10));
+
+        assertEquals(dueOrder, ids(restarted.claim(APP, SVC, 10)));
+    }
+
     @Test
     void corruptAndTornRows_areSkippedAndQuarantined_everyOtherEntryLoads() throws Exception {
         JdbcRetryJournal j = journal("a");

@@ -91,6 +91,29 @@ abstract class SharedDatabaseJournalContract {
     }
 
     @Test
+    void claimLargerThanOnePage_returnsEveryEntryOnce_inDueOrder() throws Exception {
+        int count = 2 * JdbcRetryJournal.PAGE + 301;
+        JdbcRetryJournal earlier = journal(database(), "a", Duration.ZERO);
+        List<String> dueOrder = new ArrayList<>();
+        for (int i = 0; i < count; i++) { // due in clumps of three: ties are broken by retry id
+            String id = String.format("r%05d", (i * 7_919) % count);
+            earlier.append(entry(id, i / 3), i % 2 == 0);
+            dueOrder.add(id);
+        }
+        for (int from = 0; from < count; from += 3) {
+            java.util.Collections.sort(dueOrder.subList(from, Math.min(count, from + 3)));
+        }
+        JdbcRetryJournal restarted = journal(database(), "a", Duration.ZERO);
+
+        List<String> first = ids(restarted.claim(APP, SVC, JdbcRetryJournal.PAGE + 10));
+        List<String> rest = ids(restarted.claim(APP, SVC, count));
+
+        assertEquals(dueOrder.subList(0, JdbcRetryJournal.PAGE + 10), first);
+        assertEquals(dueOrder.subList(JdbcRetryJournal.PAGE + 10, count), rest);
+        assertEquals(List.of(), restarted.unpark(APP, SVC, count), "a later claim of this run hands out none");
+    }
+
+    @Test
     void survivorsRacingForDeadOwnersEntries_neverBothGetOne() throws Exception {
         int deadOwners = 10;
         int each = 200;

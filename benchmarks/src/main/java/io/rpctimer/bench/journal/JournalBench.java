@@ -3,9 +3,13 @@ package io.rpctimer.bench.journal;
 import io.rpctimer.bench.ForeignLoadMonitor;
 import io.rpctimer.journal.EmbeddedJournal;
 import io.rpctimer.journal.JdbcRetryJournal;
+import io.rpctimer.retry.OverflowPolicy;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalEntry;
 import io.rpctimer.retry.RetryJournalException;
+import io.rpctimer.retry.RetryLifecycle;
+import io.rpctimer.retry.RetryReference;
+import io.rpctimer.wheel.WheelTimer;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.HdrHistogram.Histogram;
 
@@ -14,10 +18,12 @@ import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -36,7 +42,12 @@ import java.util.stream.Stream;
  *   <li><b>mass failure</b>: {@value #MASS_THREADS} threads append {@value #MASS_APPENDS} entries as fast as the
  *       journal commits them (target &gt;= 20,000 persists/s embedded);</li>
  *   <li><b>load and claim</b>: {@value #CLAIM_ENTRIES} entries are appended, the journal closed, reopened, and
- *       all claimed (target &lt;= 5 s).</li>
+ *       all claimed (target &lt;= 5 s);</li>
+ *   <li><b>load and schedule</b>: {@value #CLAIM_ENTRIES} entries (due in a minute) are appended, the journal
+ *       closed; then, timed from here, reopened, and a {@link RetryLifecycle} on a real {@link WheelTimer} with
+ *       one {@link RetryReference} (cap {@value #CLAIM_ENTRIES}) resumes them: claim, decode (a copy of the
+ *       payload, standing in for the glue's decode) and schedule of each on the wheel. Open, claim, schedule and
+ *       total are printed, and the CPU of the resuming thread (target: total &lt;= 5 s).</li>
  * </ol>
  * Payloads are {@value #PAYLOAD_BYTES} random bytes (a small call's arguments and attachments). Each phase prints
  * the CPU the rest of the machine used meanwhile (other builds), in cores.
@@ -104,12 +115,17 @@ public final class JournalBench {
             massFailure(j);
         }
         loadAndClaim(store);
+        loadAndSchedule(store);
     }
 
     private RetryJournalEntry next() {
+        return next(5_000);
+    }
+
+    private RetryJournalEntry next(long dueInMillis) {
         long now = System.currentTimeMillis();
         return new RetryJournalEntry("r-" + ids.incrementAndGet(), APP, SVC, "greet", payload, 1,
-                now + 5_000, "dubbo://10.0.0.1:20880", "RpcException: connection refused", now);
+                now + dueInMillis, "dubbo://10.0.0.1:20880", "RpcException: connection refused", now);
     }
 
     private void latency(RetryJournal j) throws RetryJournalException {
@@ -150,10 +166,14 @@ public final class JournalBench {
     }
 
     private Histogram appendAll(RetryJournal j, int count, CountDownLatch go) throws Exception {
+        return appendAll(j, count, go, 5_000);
+    }
+
+    private Histogram appendAll(RetryJournal j, int count, CountDownLatch go, long dueInMillis) throws Exception {
         Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
         go.await();
         for (int i = 0; i < count; i++) {
-            RetryJournalEntry e = next();
+            RetryJournalEntry e = next(dueInMillis);
             long start = System.nanoTime();
             j.append(e, false);
             h.recordValue(System.nanoTime() - start);
@@ -161,13 +181,15 @@ public final class JournalBench {
         return h;
     }
 
-    private void loadAndClaim(Store store) throws Exception {
-        try (RetryJournal j = store.open("claim")) {
+    /** Appends {@value #CLAIM_ENTRIES} entries to the store of {@code phase} from many threads, and closes it. */
+    private void fill(Store store, String phase, long dueInMillis) throws Exception {
+        try (RetryJournal j = store.open(phase)) {
             ExecutorService pool = Executors.newFixedThreadPool(MASS_THREADS);
             CountDownLatch go = new CountDownLatch(1);
             List<Future<Histogram>> runs = new ArrayList<>();
             for (int t = 0; t < MASS_THREADS; t++) {
-                runs.add(pool.submit(() -> appendAll(j, CLAIM_ENTRIES / MASS_THREADS, go)));
+                int count = CLAIM_ENTRIES / MASS_THREADS + (t < CLAIM_ENTRIES % MASS_THREADS ? 1 : 0);
+                runs.add(pool.submit(() -> appendAll(j, count, go, dueInMillis)));
             }
             go.countDown();
             for (Future<Histogram> r : runs) {
@@ -175,6 +197,10 @@ public final class JournalBench {
             }
             pool.shutdown();
         }
+    }
+
+    private void loadAndClaim(Store store) throws Exception {
+        fill(store, "claim", 5_000);
         ForeignLoadMonitor.Mark mark = load.mark();
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long cpuStart = threads.getCurrentThreadCpuTime();
@@ -189,6 +215,90 @@ public final class JournalBench {
                             + " (CPU of the claiming thread %d ms); foreign load %.2f cores%n", claimed,
                     millis(opened - start), millis(done - opened), millis(done - start), millis(cpu),
                     load.coresSince(mark));
+        }
+    }
+
+    private void loadAndSchedule(Store store) throws Exception {
+        fill(store, "schedule", 60_000); // due in a minute: nothing fires while the phase is timed
+        WheelTimer wheel = WheelTimer.builder().threadName("bench-wheel").build();
+        ForeignLoadMonitor.Mark mark = load.mark();
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long cpuStart = threads.getCurrentThreadCpuTime();
+        long start = System.nanoTime();
+        try (TimedJournal j = new TimedJournal(store.open("schedule"))) {
+            long opened = System.nanoTime();
+            int scheduled;
+            try (RetryLifecycle lifecycle = RetryLifecycle.builder(APP).timer(wheel).executor(Runnable::run)
+                    .journal(j).build()) {
+                RetryReference<byte[]> ref = lifecycle.<byte[]>reference(SVC,
+                                (call, attempt) -> new CompletableFuture<>())
+                        .limits(CLAIM_ENTRIES, OverflowPolicy.REJECT)
+                        .decoder(e -> Arrays.copyOf(e.payload(), e.payload().length))
+                        .build();
+                scheduled = ref.resume();
+                long done = System.nanoTime();
+                long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
+                long claim = j.claimNanos;
+                System.out.printf(Locale.ROOT, "load and schedule %d entries: open %d ms + claim %d ms + schedule"
+                                + " %d ms = %d ms (CPU of the resuming thread %d ms); foreign load %.2f cores%n",
+                        scheduled, millis(opened - start), millis(claim), millis(done - opened - claim),
+                        millis(done - start), millis(cpu), load.coresSince(mark));
+            }
+        } finally {
+            wheel.stop();
+        }
+    }
+
+    /** A journal that times its {@code claim} calls, so that a resume's claim and its scheduling are told apart. */
+    private static final class TimedJournal implements RetryJournal {
+        private final RetryJournal journal;
+        private long claimNanos;
+
+        TimedJournal(RetryJournal journal) {
+            this.journal = journal;
+        }
+
+        @Override
+        public void append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
+            journal.append(entry, parked);
+        }
+
+        @Override
+        public boolean update(String retryId, int attempt, long dueEpochMillis, String lastProvider,
+                              String lastFailure) throws RetryJournalException {
+            return journal.update(retryId, attempt, dueEpochMillis, lastProvider, lastFailure);
+        }
+
+        @Override
+        public void remove(String retryId) throws RetryJournalException {
+            journal.remove(retryId);
+        }
+
+        @Override
+        public List<RetryJournalEntry> claim(String application, String serviceKey, int limit)
+                throws RetryJournalException {
+            long start = System.nanoTime();
+            try {
+                return journal.claim(application, serviceKey, limit);
+            } finally {
+                claimNanos += System.nanoTime() - start;
+            }
+        }
+
+        @Override
+        public List<RetryJournalEntry> unpark(String application, String serviceKey, int limit)
+                throws RetryJournalException {
+            return journal.unpark(application, serviceKey, limit);
+        }
+
+        @Override
+        public String describe() {
+            return journal.describe();
+        }
+
+        @Override
+        public void close() {
+            journal.close();
         }
     }
 
