@@ -16,7 +16,8 @@
 #                                          # forks and harness JVMs run on it too; files timer-full-jdk25.*
 #   benchmarks/run.sh full massfailure --label journal --param key=value [--param ...]
 #                                          # extra consumer reference parameters (a durable store, a retry budget)
-#                                          # for the mass-failure runs; files massfailure-full-<label>.*
+#                                          # for the mass-failure runs; files massfailure-full-<label>.*;
+#                                          # --clusters wheelfailback skips Dubbo's failback
 #
 # Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 21 min (the same on --jdk),
 # failback 2 / 3 min, happypath 7 / 15 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster).
@@ -24,7 +25,7 @@
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
 # record how much CPU other processes used, but on two cores anything else running skews the numbers.
 set -euo pipefail
-usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure] [--jdk <java home>] [--label name] [--param key=value]..."
+usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure] [--jdk <java home>] [--label name] [--clusters list] [--param key=value]..."
 mode="${1:-quick}"
 part="${2:-all}"
 shift $(( $# < 2 ? $# : 2 ))
@@ -48,6 +49,11 @@ while [ $# -gt 0 ]; do
             [ "$part" = massfailure ] || { echo "--label: applies to massfailure only" >&2; exit 2; }
             params+=(--label "$2")
             mf_label="-$2"
+            shift 2 ;;
+        --clusters)
+            [ $# -ge 2 ] || { echo "--clusters: missing (expected: failback,wheelfailback or one of them)" >&2; exit 2; }
+            [ "$part" = massfailure ] || { echo "--clusters: applies to massfailure only" >&2; exit 2; }
+            params+=(--clusters "$2")
             shift 2 ;;
         --param)
             [ $# -ge 2 ] && [[ "$2" == ?*=* ]] || { echo "--param: '${2:-}' (expected: key=value)" >&2; exit 2; }
