@@ -62,6 +62,14 @@ final class FailbackRuntime {
     /** The sweep's timeout, cancelled when the last pending call ends so that an idle wheel holds nothing of ours. */
     private volatile Timeout sweep;
 
+    /**
+     * Tasks each lane may queue. A pending call has at most one step (its send, or its reply's handling) queued at a
+     * time, so what the lanes queue is bounded by the calls pending (failbacktasks per reference), and a burst of due
+     * retries must queue rather than be refused: a refused step runs on the thread that offered it (the wheel's
+     * executor, a reply's thread), which a journal write there would block.
+     */
+    static final int LANE_QUEUE = 1_000_000;
+
     /** Borrows the shared wheel. */
     FailbackRuntime() {
         this(SharedWheelTimer.acquire());
@@ -71,7 +79,7 @@ final class FailbackRuntime {
         this.lease = lease;
         this.timer = lease.timer();
         this.checker = new FutureTimeoutChecker(timer);
-        this.lanes = SlowLaneExecutor.builder().threadNamePrefix("rpc-timer-retry").build();
+        this.lanes = SlowLaneExecutor.builder().threadNamePrefix("rpc-timer-retry").queueCapacity(LANE_QUEUE).build();
         this.budgets = config -> config.budget(Ticker.system());
         this.sweeps = true;
     }

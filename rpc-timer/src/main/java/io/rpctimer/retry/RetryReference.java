@@ -231,7 +231,9 @@ public final class RetryReference<P> {
         try {
             executor.execute(() -> send(call, attempt));
         } catch (RejectedExecutionException e) {
-            onReply(call, attempt, AttemptResult.failed(null, e, true));
+            // on the wheel's executor: a failed attempt, rescheduled in memory only; the journal keeps the previous
+            // due time, which is earlier, and a journal write here would hold a thread every timeout needs
+            onReply(call, attempt, AttemptResult.failed(null, e, true), false);
         }
     }
 
@@ -259,6 +261,11 @@ public final class RetryReference<P> {
 
     /** The dispatch executor: the reply to {@code attempt} drives the call's next step. */
     private void onReply(RetryCall<P> call, int attempt, AttemptResult result) {
+        onReply(call, attempt, result, true);
+    }
+
+    /** @param mayWriteJournal false where a blocking journal write must not run (a thread other than the lanes') */
+    private void onReply(RetryCall<P> call, int attempt, AttemptResult result, boolean mayWriteJournal) {
         if (call.state() != IN_FLIGHT || call.attempt() != attempt) {
             return; // handed over meanwhile
         }
@@ -277,14 +284,15 @@ public final class RetryReference<P> {
         if (delayNanos == RetryPolicy.STOP) {
             finish(call, RetryEvent.Type.ABANDONED, attempt, result.provider(), failure);
         } else {
-            reschedule(call, attempt + 1, delayNanos, failure);
+            reschedule(call, attempt + 1, delayNanos, failure, mayWriteJournal);
         }
     }
 
-    private void reschedule(RetryCall<P> call, int next, long delayNanos, Throwable failure) {
+    private void reschedule(RetryCall<P> call, int next, long delayNanos, Throwable failure,
+                            boolean mayWriteJournal) {
         lifecycle.emit(RetryEvent.Type.SCHEDULED, call, next, call.lastProvider(), delayNanos, failure,
                 call.lastFailure());
-        if (call.journaled && !recordProgress(call, next, delayNanos)) {
+        if (call.journaled && mayWriteJournal && !recordProgress(call, next, delayNanos)) {
             // another instance adopted the entry (this one was taken for dead): it delivers the call now
             finish(call, RetryEvent.Type.HANDED_OVER, next, call.lastProvider(), null);
             return;

@@ -7,8 +7,8 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -186,7 +186,7 @@ public final class SlowLaneExecutor {
     private ThreadPoolExecutor pool(String namePrefix, int threads, int queueCapacity) {
         AtomicInteger n = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(queueCapacity), r -> {
+                new LinkedBlockingQueue<>(queueCapacity), r -> { // linked: a large bound costs nothing until used
                     Thread t = new Thread(r, namePrefix + n.incrementAndGet());
                     t.setDaemon(true);
                     return t;

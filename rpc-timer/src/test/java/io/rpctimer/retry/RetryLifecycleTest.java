@@ -328,6 +328,28 @@ class RetryLifecycleTest {
         assertEquals(2, outcomeOf(a).attempt());
     }
 
+    /**
+     * A hand-off the lanes refuse happens on the wheel's executor, which every timeout of the JVM needs: the failed
+     * attempt is rescheduled in memory, with no journal write there (a mass failure on the embedded journal held
+     * that executor for 5 s per probe while lanes were full).
+     */
+    @Test
+    void executorRefusesTheAttempt_noJournalWriteOnTheRefusedThread_theNextReplyWritesIt() {
+        LifecycleRig rig = new LifecycleRig(true).reference();
+        rig.admit("c1");
+        rig.executor.refuse = true;
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.executor.refuse = false;
+        assertEquals(List.of(SCHEDULED, FAILED, SCHEDULED), rig.typesOf("c1"));
+        assertEquals(List.of("append c1"), rig.journal.log);
+
+        rig.advance(2, TimeUnit.SECONDS);
+        rig.run();
+        rig.lastSent().failRpc();
+        rig.run();
+        assertEquals(List.of("append c1", "update c1 3"), rig.journal.log);
+    }
+
     @Test
     void listenerThrows_counted_outcomeUnchanged() {
         LifecycleRig rig = new LifecycleRig(false).reference();
