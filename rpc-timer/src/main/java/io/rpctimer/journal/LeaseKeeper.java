@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
  * a heartbeat moves forward every lease/3. Another instance adopts this instance's entries only once
  * {@code lease_until} is in the past by its own clock, so the hosts' clocks must agree to well within a lease.
  *
+ * <p>{@link #close} gives the lease up ({@code lease_until = 0}), so other instances adopt the entries at once.
+ *
  * <p>When renewals fail for a whole lease, other instances may have adopted some entries: the heartbeat logs one
  * error, keeps trying, and {@link JdbcRetryJournal#update} answers false for every adopted entry.
  *
@@ -22,6 +24,8 @@ import java.util.concurrent.TimeUnit;
 final class LeaseKeeper implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(LeaseKeeper.class.getName());
+    /** How long {@link #close} waits for a renewal under way before it gives the lease up. */
+    private static final long RELEASE_WAIT_MILLIS = 1_000;
 
     private final DataSource dataSource;
     private final JournalSql sql;
@@ -104,9 +108,29 @@ final class LeaseKeeper implements AutoCloseable {
         }
     }
 
-    /** Stops renewing; the lease runs out by itself, and the entries resume at this owner's next start or move. */
+    /**
+     * Stops renewing and gives the lease up: a graceful stop (a deploy, a scale-down) leaves entries that another
+     * instance of the application can adopt at its next claim, not a lease later. If the database cannot be reached,
+     * the lease runs out by itself.
+     */
     @Override
     public void close() {
         heartbeat.shutdownNow();
+        try {
+            if (!heartbeat.awaitTermination(RELEASE_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "{0}: a lease renewal of {1} is still running; the lease may"
+                        + " last until {2} ms after its renewal", storeName, owner, leaseMillis);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql.renewLease)) {
+            st.setLong(1, 0); // expired since 1970: every other instance sees it as gone
+            st.setString(2, owner);
+            st.executeUpdate();
+        } catch (SQLException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: could not give up the lease of {1}; it runs out in at most"
+                    + " {2} ms: {3}", storeName, owner, leaseMillis, e.toString());
+        }
     }
 }

@@ -90,6 +90,21 @@ abstract class SharedDatabaseJournalContract {
         assertEquals(20, owned("b"));
     }
 
+    /** A graceful stop gives the lease up: the entries move at the next claim of another instance, not a lease later. */
+    @Test
+    void aClosedInstancesEntries_areAdoptedAtOnce() throws Exception {
+        JdbcRetryJournal a = journal(database(), "a", Duration.ofSeconds(30));
+        for (int i = 0; i < 5; i++) {
+            a.append(entry("r" + i, i), false);
+        }
+        JdbcRetryJournal b = journal(database(), "b", Duration.ofSeconds(30));
+        assertEquals(List.of(), b.claim(APP, SVC, 100), "a holds a live lease");
+
+        a.close();
+        assertEquals(List.of("r0", "r1", "r2", "r3", "r4"), ids(b.claim(APP, SVC, 100)));
+        assertEquals(5, owned("b"));
+    }
+
     @Test
     void claimLargerThanOnePage_returnsEveryEntryOnce_inDueOrder() throws Exception {
         int count = 2 * JdbcRetryJournal.PAGE + 301;
