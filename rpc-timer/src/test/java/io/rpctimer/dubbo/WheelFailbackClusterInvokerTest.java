@@ -765,6 +765,30 @@ class WheelFailbackClusterInvokerTest {
         }
     }
 
+    /**
+     * Issue 15, heap per pending retry: calls that fail with the same attachments and attributes (Dubbo's own, as in
+     * a mass failure) share one copy of each; a call with other attachments keeps its own.
+     */
+    @Test
+    void failedCallsWithEqualAttachmentsShareOneCopy() {
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("", providerA);
+        for (String key : new String[] {"a", "a", "b"}) {
+            RpcInvocation inv = call("notify");
+            inv.setAttachment("interface", SERVICE);
+            inv.setAttachment("business.key", key);
+            inv.put("consumerModel", "model");
+            cluster.invoke(inv);
+        }
+        List<WheelFailbackClusterInvoker.Snapshot> pending = timer.retries().stream()
+                .map(s -> ((io.rpctimer.retry.FailedCall<?>) s.task()).payload())
+                .map(WheelFailbackClusterInvoker.Snapshot.class::cast).toList();
+        assertEquals(3, pending.size());
+        assertSame(pending.get(0).attachments(), pending.get(1).attachments());
+        assertEquals("b", pending.get(2).attachments().get("business.key"));
+        assertSame(pending.get(0).attributes(), pending.get(2).attributes());
+    }
+
     /** issue 11 #12: the pending call has its own argument array; the caller may reuse theirs. */
     @Test
     void callerReusingItsArgumentArrayDoesNotChangeTheRetry() {
