@@ -27,8 +27,8 @@ import java.util.Map;
  * <pre>
  * benchmarks/run.sh quick massfailure   # 20,000 calls, about 2 min on a quiet 2-core machine
  * benchmarks/run.sh full massfailure    # 100,000 calls, about 5 min
- * benchmarks/run.sh full massfailure --label journal --param failback.store=embedded   # extra consumer params
- * benchmarks/run.sh full massfailure --label budget --param failback.budget.minrate=10
+ * benchmarks/run.sh full massfailure --label journal --clusters wheelfailback --param failback.store=embedded
+ * benchmarks/run.sh full massfailure --label budget --clusters wheelfailback --param failback.budget.minrate=1000
  * java -Xmx2g -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.massfailure.MassFailureComparison quick|full
  *      [outDir] [--calls N] [--threads N] [--clusters failback,wheelfailback] [--label NAME] [--param key=value]...
  * </pre>
