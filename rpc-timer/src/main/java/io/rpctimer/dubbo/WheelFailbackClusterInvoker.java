@@ -510,9 +510,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     /**
      * The attachments (or the attributes) of the last failed call of a reference, kept to be shared: the calls that
      * fail together carry the same ones (Dubbo's path, interface, version, timeout, remote.application; the consumer
-     * and method models), and two immutable maps per pending call would nearly double its footprint (they were about
-     * 270 of the 560 bytes a pending call held in a mass failure over real RPC). A call whose map differs gets its
-     * own copy, which the next calls then share.
+     * and method models), and two immutable maps of its own would about double what a pending call holds over real
+     * RPC (some 270 bytes). A call whose map differs gets its own copy, which the next calls then share.
      *
      * <p><b>Threading:</b> thread-safe: a racing call may keep its own equal copy.
      *
