@@ -52,6 +52,9 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
     private volatile String lastProvider;
     private volatile String lastFailure;
     volatile Timeout timeout;
+    /** Links in the reference's {@link PendingCalls}; null when the call is not in it. Guarded by its stripe. */
+    RetryCall<?> prevPending;
+    RetryCall<?> nextPending;
 
     RetryCall(RetryReference<P> reference, RetryPolicy policy, String retryId, String method, P payload,
               long createdEpochMillis, CompletableFuture<CallOutcome> handle) {
@@ -62,6 +65,11 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
         this.payload = payload;
         this.createdEpochMillis = createdEpochMillis;
         this.handle = handle;
+    }
+
+    /** @return a call that is none: the head of a {@link PendingCalls} stripe */
+    static RetryCall<?> sentinel() {
+        return new RetryCall<>(null, null, null, null, null, 0, null);
     }
 
     boolean move(int from, int to) {

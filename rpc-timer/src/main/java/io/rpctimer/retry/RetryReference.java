@@ -82,7 +82,7 @@ public final class RetryReference<P> {
     private final RetryJournal journal;
     final RetryCounters counters = new RetryCounters();
 
-    private final Set<RetryCall<P>> calls = ConcurrentHashMap.newKeySet();
+    private final PendingCalls<P> calls = new PendingCalls<>();
     private final AtomicInteger pending = new AtomicInteger();
     private final Set<String> unpersistableMethods = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<String, CompletableFuture<CallOutcome>> parkedWatchers = new ConcurrentHashMap<>();
@@ -491,7 +491,7 @@ public final class RetryReference<P> {
      */
     public void destroy() {
         closed = true;
-        for (RetryCall<P> call : calls) {
+        for (RetryCall<P> call : calls.snapshot()) {
             handOver(call);
         }
         gate.clear();
@@ -542,7 +542,7 @@ public final class RetryReference<P> {
     /** @return the reference's state for operators */
     public ReferenceState state() {
         long oldest = Long.MAX_VALUE;
-        for (RetryCall<P> call : calls) {
+        for (RetryCall<P> call : calls.snapshot()) {
             oldest = Math.min(oldest, call.createdEpochMillis());
         }
         long age = oldest == Long.MAX_VALUE ? 0 : Math.max(0, lifecycle.nowMillis() - oldest);

@@ -18,12 +18,12 @@ import java.util.function.Consumer;
  * Walks what an object of the plugin keeps reachable, through its own fields, the plugin's objects, Dubbo's
  * invocation, arrays, maps and collections, to check that it keeps nothing of a forbidden type. Fields that
  * refer to what every call shares (the cluster invoker or the reference's retries, its policy and URL, the wheel's
- * handle) are not followed.
+ * handle) or to other calls (the links of the pending set) are not followed.
  */
 final class Retained {
 
     private static final Set<String> SHARED = Set.of("owner", "reference", "policy", "consumerUrl", "timeout",
-            "serviceModel");
+            "serviceModel", "prevPending", "nextPending");
 
     private Retained() {
     }

@@ -755,9 +755,7 @@ class WheelFailbackClusterInvokerTest {
         given(directory.list(any())).willReturn(List.of()); // the retry finds no provider: pending again
         timer.fireRetry();
         assertEquals(1, cluster.pendingRetries());
-        java.lang.reflect.Field f = io.rpctimer.retry.RetryReference.class.getDeclaredField("calls");
-        f.setAccessible(true);
-        java.util.Set<?> calls = (java.util.Set<?>) f.get(cluster.retries());
+        List<Object> calls = timer.retries().stream().map(t -> (Object) t.task()).toList();
         assertEquals(1, calls.size());
         for (Object call : calls) {
             Retained.assertNone(call, Throwable.class, Invoker.class,
