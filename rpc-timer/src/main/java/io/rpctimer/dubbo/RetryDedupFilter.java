@@ -191,7 +191,7 @@ public class RetryDedupFilter implements Filter {
     }
 
     private static String describe(String key, Invocation invocation) {
-        return key + " retry.attempt=" + invocation.getAttachment(WheelFailback.RETRY_ATTEMPT);
+        return key + " retry.attempt=" + invocation.getAttachment(WheelFailback.RETRY_ATTEMPT, "0");
     }
 
     private static Service service(URL url) {

@@ -39,7 +39,10 @@ public final class WheelFailback {
 
     /** Attachment on every call of a {@code wheelfailback} reference: an id stable across the call's retries. */
     public static final String RETRY_ID = "retry.id";
-    /** Attachment on every call of a {@code wheelfailback} reference: 0 for the original attempt, then 1..n. */
+    /**
+     * Attachment on every retry of a {@code wheelfailback} call: 1..n. The original attempt carries none; read an
+     * absent one as 0 ({@code invocation.getAttachment(RETRY_ATTEMPT, "0")}).
+     */
     public static final String RETRY_ATTEMPT = "retry.attempt";
 
     private static final ErrorTypeAwareLogger LOG = LoggerFactory.getErrorTypeAwareLogger(WheelFailback.class);

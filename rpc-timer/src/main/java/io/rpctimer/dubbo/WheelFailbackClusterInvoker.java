@@ -57,7 +57,8 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * and the caller gets the empty result. This invoker only keeps the first attempt's classification and sends each
  * retry the lifecycle asks for. Each retry lists the providers afresh, avoids the provider tried
  * last when there is another, goes out asynchronously with the {@code retry.id} and {@code retry.attempt}
- * attachments, and is timed out by the future-timeout checker. The {@code retry.id} is generated, unless the caller
+ * attachments, and is timed out by the future-timeout checker. The first attempt carries the {@code retry.id} only
+ * (no {@code retry.attempt}: 0). The {@code retry.id} is generated, unless the caller
  * set one as a client attachment of this call ({@code RpcContext.getClientAttachment().setAttachment("retry.id",
  * key)}), e.g. a business idempotency key; an id that arrived with the provider's own incoming call (Dubbo copies
  * those into outgoing calls) is replaced, so that two calls never share one. Past the pending cap
@@ -155,7 +156,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         Object own = RpcContext.getClientAttachment().getObjectAttachment(WheelFailback.RETRY_ID);
         invocation.setAttachment(WheelFailback.RETRY_ID,
                 own != null ? String.valueOf(own) : JVM_ID + "-" + CALL_IDS.incrementAndGet());
-        invocation.setAttachment(WheelFailback.RETRY_ATTEMPT, "0");
+        // the original carries no retry.attempt (absent means 0): each attachment costs every call about 250 bytes
+        // of decoding and copying on the provider; an upstream one copied in by Dubbo must not pass for this call's
+        invocation.getObjectAttachments().remove(WheelFailback.RETRY_ATTEMPT);
         List<Invoker<T>> invokers;
         try {
             invokers = list(invocation);

@@ -335,7 +335,7 @@ class WheelFailbackClusterInvokerTest {
         RpcInvocation original = call("notify");
         cluster("", providerA).invoke(original);
         String retryId = original.getAttachment(WheelFailback.RETRY_ID);
-        assertEquals("0", original.getAttachment(WheelFailback.RETRY_ATTEMPT));
+        assertNull(original.getAttachment(WheelFailback.RETRY_ATTEMPT), "the original carries no retry.attempt");
 
         timer.fireRetry();
         ArgumentCaptor<Invocation> sent = ArgumentCaptor.forClass(Invocation.class);
@@ -382,6 +382,18 @@ class WheelFailbackClusterInvokerTest {
         assertEquals(2, ids.size());
         assertFalse(ids.contains("from-upstream"), ids.toString());
         assertNotEquals(ids.get(0), ids.get(1));
+    }
+
+    /** The same for retry.attempt: a provider retried upstream (attempt 3) makes an original call of its own. */
+    @Test
+    void inheritedRetryAttemptIsDropped() {
+        given(providerA.invoke(any())).willAnswer(i -> ok(i.getArgument(0)));
+        RpcInvocation call = call("notify");
+        call.setAttachment(WheelFailback.RETRY_ATTEMPT, "3");
+        cluster("", providerA).invoke(call);
+        ArgumentCaptor<Invocation> sent = ArgumentCaptor.forClass(Invocation.class);
+        verify(providerA).invoke(sent.capture());
+        assertNull(sent.getValue().getAttachment(WheelFailback.RETRY_ATTEMPT), "an upstream retry.attempt passed on");
     }
 
     @Test
