@@ -295,7 +295,9 @@ final class MassFailureRun {
                     : probe instanceof TimerProbe.Dubbo d ? d.retriesPending() : 0;
             double lag = probe == null ? Double.NaN : probe.worstLatenessMillis();
             probe = closeQuietly(probe);
-            return new Window(lag, pending, usedAfterGc(), tally.arrivals() - to);
+            long used = usedAfterGc();
+            writeHistogram(pending);
+            return new Window(lag, pending, used, tally.arrivals() - to);
         } finally {
             closeQuietly(probe);
         }
@@ -372,6 +374,22 @@ final class MassFailureRun {
         System.gc();
         System.gc();
         return memory.getHeapMemoryUsage().getUsed();
+    }
+
+    /**
+     * With {@code -Drpctimer.bench.histograms=<dir>}, writes the heap's class histogram (live objects) to
+     * {@code <dir>/histogram-<pending>.txt}: two of them, diffed, say what the heap per pending retry is made of.
+     */
+    private static void writeHistogram(long pending) throws Exception {
+        String dir = System.getProperty("rpctimer.bench.histograms");
+        if (dir == null) {
+            return;
+        }
+        Object text = ManagementFactory.getPlatformMBeanServer().invoke(
+                new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram",
+                new Object[] {new String[0]}, new String[] {String[].class.getName()});
+        java.nio.file.Path d = java.nio.file.Files.createDirectories(java.nio.file.Path.of(dir));
+        java.nio.file.Files.writeString(d.resolve("histogram-" + pending + ".txt"), String.valueOf(text));
     }
 
     /** @return null, for {@code probe = closeQuietly(probe)} */
