@@ -158,7 +158,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 own != null ? String.valueOf(own) : JVM_ID + "-" + CALL_IDS.incrementAndGet());
         // the original carries no retry.attempt (absent means 0): each attachment costs every call about 250 bytes
         // of decoding and copying on the provider; an upstream one copied in by Dubbo must not pass for this call's
-        invocation.getObjectAttachments().remove(WheelFailback.RETRY_ATTEMPT);
+        if (invocation.getObjectAttachment(WheelFailback.RETRY_ATTEMPT) != null) {
+            invocation.getObjectAttachments().remove(WheelFailback.RETRY_ATTEMPT); // RpcInvocation's own map
+        }
         List<Invoker<T>> invokers;
         try {
             invokers = list(invocation);
