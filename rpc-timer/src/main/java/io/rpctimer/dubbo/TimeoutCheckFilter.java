@@ -43,7 +43,21 @@ public class TimeoutCheckFilter implements Filter, Disposable {
 
     /** The URL parameter that switches the filter on, per reference or per method. */
     public static final String KEY = "timeoutcheck";
+    /** {@link #urlTimeoutMillis}'s answer for a method the filter is off for. */
+    private static final long OFF = Long.MIN_VALUE;
 
+    /** Slots of {@link #settings}: a power of two. */
+    static final int SETTINGS_SLOTS = 64;
+
+    /** One answer of {@link #urlTimeoutMillis}. Immutable, so a slot may be read and written without a lock. */
+    private record Setting(URL url, String method, long timeoutMillis) {
+    }
+
+    /**
+     * {@link #urlTimeoutMillis}'s answers, direct-mapped by URL identity (URLs are immutable) and method; a slot that
+     * two keys share holds the last one asked. It keeps at most {@value #SETTINGS_SLOTS} URLs reachable.
+     */
+    private final Setting[] settings = new Setting[SETTINGS_SLOTS];
     private SharedWheelTimer.Lease lease; // guarded by this
     private boolean destroyed; // guarded by this
     private volatile FutureTimeoutChecker checker; // written under this
@@ -51,18 +65,44 @@ public class TimeoutCheckFilter implements Filter, Disposable {
     @Override
     public Result invoke(Invoker<?> invoker, Invocation invocation) throws RpcException {
         URL url = invoker.getUrl();
-        String method = RpcUtils.getMethodName(invocation);
-        if (RpcUtils.getInvokeMode(url, invocation) == InvokeMode.SYNC || !url.getMethodParameter(method, KEY, false)) {
+        if (RpcUtils.getInvokeMode(url, invocation) == InvokeMode.SYNC) {
             return invoker.invoke(invocation);
         }
-        // read before invoking: an async AsyncRpcResult clears the caller's RpcContext
-        long timeoutMillis = RpcUtils.getTimeout(url, method, RpcContext.getClientAttachment(), invocation,
-                CommonConstants.DEFAULT_TIMEOUT);
+        String method = RpcUtils.getMethodName(invocation);
+        long urlTimeout = urlTimeoutMillis(url, method);
+        if (urlTimeout == OFF) {
+            return invoker.invoke(invocation);
+        }
+        // read before invoking: an async AsyncRpcResult clears the caller's RpcContext. A call's own timeout
+        // attachment wins over the URL's, as in RpcUtils.getTimeout, which reads them in this order
+        RpcContext context = RpcContext.getClientAttachment();
+        long timeoutMillis = context.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
+                || invocation.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
+                ? RpcUtils.getTimeout(url, method, context, invocation, CommonConstants.DEFAULT_TIMEOUT)
+                : urlTimeout;
         Result result = invoker.invoke(invocation);
         if (timeoutMillis > 0 && result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
             watch(async, invoker, method, timeoutMillis);
         }
         return result;
+    }
+
+    /**
+     * @return {@link #OFF} if the filter is off for {@code method} of {@code url}, else the method's timeout from the
+     *     URL in milliseconds (method, then reference, then consumer, else Dubbo's default). Looked up in the URL
+     *     once per URL and method: Dubbo's provider URLs resolve a method parameter through several maps, and this
+     *     runs on every async call.
+     */
+    private long urlTimeoutMillis(URL url, String method) {
+        int slot = (System.identityHashCode(url) * 31 + method.hashCode()) & (SETTINGS_SLOTS - 1);
+        Setting s = settings[slot];
+        if (s == null || s.url() != url || !s.method().equals(method)) {
+            s = new Setting(url, method, url.getMethodParameter(method, KEY, false)
+                    ? url.getMethodPositiveParameter(method, CommonConstants.TIMEOUT_KEY, CommonConstants.DEFAULT_TIMEOUT)
+                    : OFF);
+            settings[slot] = s;
+        }
+        return s.timeoutMillis();
     }
 
     private void watch(AsyncRpcResult async, Invoker<?> invoker, String method, long timeoutMillis) {

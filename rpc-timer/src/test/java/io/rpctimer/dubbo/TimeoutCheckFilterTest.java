@@ -180,6 +180,23 @@ class TimeoutCheckFilterTest {
     }
 
     /** Defect 5: {@code m.timeoutcheck=true} activates the filter in Dubbo, and it then watched every method. */
+    /** The URL's timeout is looked up once per URL and method; a call's own timeout attachment still wins, per call. */
+    @Test
+    void callsOwnTimeoutWinsOverTheUrlsForThatCallOnly() {
+        RpcInvocation own = call("sayHello", InvokeMode.FUTURE);
+        own.setAttachment("timeout", "30");
+        AsyncRpcResult first = (AsyncRpcResult) filter.invoke(invoker, own);
+        AsyncRpcResult second = (AsyncRpcResult) filter.invoke(invoker, call("sayHello", InvokeMode.FUTURE));
+        assertTrue(timeoutOf(first).getMessage().endsWith("timed out after 30 ms"), timeoutOf(first).getMessage());
+        assertTrue(timeoutOf(second).getMessage().endsWith("timed out after 80 ms"), timeoutOf(second).getMessage());
+    }
+
+    private static RpcException timeoutOf(AsyncRpcResult result) {
+        ExecutionException e = assertThrows(ExecutionException.class,
+                () -> result.getResponseFuture().get(5, TimeUnit.SECONDS));
+        return (RpcException) e.getCause();
+    }
+
     @Test
     void methodLevelKeySwitchesTheFilterOnForThatMethodOnly() {
         Invoker<GreetingService> sayHelloOnly = invokerWith("sayHello.timeoutcheck=true");
