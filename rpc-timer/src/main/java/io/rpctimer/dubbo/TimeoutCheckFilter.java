@@ -47,7 +47,7 @@ public class TimeoutCheckFilter implements Filter, Disposable {
     private static final long OFF = Long.MIN_VALUE;
 
     /** Slots of {@link #settings}: a power of two. */
-    static final int SETTINGS_SLOTS = 64;
+    private static final int SETTINGS_SLOTS = 64;
 
     /** One answer of {@link #urlTimeoutMillis}. Immutable, so a slot may be read and written without a lock. */
     private record Setting(URL url, String method, long timeoutMillis) {
