@@ -14,6 +14,8 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.HdrHistogram.Histogram;
 
 import java.lang.management.ManagementFactory;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -225,7 +227,8 @@ public final class JournalBench {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long cpuStart = threads.getCurrentThreadCpuTime();
         long start = System.nanoTime();
-        try (TimedJournal j = new TimedJournal(store.open("schedule"))) {
+        AtomicLong claimNanos = new AtomicLong();
+        try (RetryJournal j = timingClaims(store.open("schedule"), claimNanos)) {
             long opened = System.nanoTime();
             int scheduled;
             try (RetryLifecycle lifecycle = RetryLifecycle.builder(APP).timer(wheel).executor(Runnable::run)
@@ -238,7 +241,7 @@ public final class JournalBench {
                 scheduled = ref.resume();
                 long done = System.nanoTime();
                 long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
-                long claim = j.claimNanos;
+                long claim = claimNanos.get();
                 System.out.printf(Locale.ROOT, "load and schedule %d entries: open %d ms + claim %d ms + schedule"
                                 + " %d ms = %d ms (CPU of the resuming thread %d ms); foreign load %.2f cores%n",
                         scheduled, millis(opened - start), millis(claim), millis(done - opened - claim),
@@ -249,57 +252,24 @@ public final class JournalBench {
         }
     }
 
-    /** A journal that times its {@code claim} calls, so that a resume's claim and its scheduling are told apart. */
-    private static final class TimedJournal implements RetryJournal {
-        private final RetryJournal journal;
-        private long claimNanos;
-
-        TimedJournal(RetryJournal journal) {
-            this.journal = journal;
-        }
-
-        @Override
-        public void append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
-            journal.append(entry, parked);
-        }
-
-        @Override
-        public boolean update(String retryId, int attempt, long dueEpochMillis, String lastProvider,
-                              String lastFailure) throws RetryJournalException {
-            return journal.update(retryId, attempt, dueEpochMillis, lastProvider, lastFailure);
-        }
-
-        @Override
-        public void remove(String retryId) throws RetryJournalException {
-            journal.remove(retryId);
-        }
-
-        @Override
-        public List<RetryJournalEntry> claim(String application, String serviceKey, int limit)
-                throws RetryJournalException {
-            long start = System.nanoTime();
-            try {
-                return journal.claim(application, serviceKey, limit);
-            } finally {
-                claimNanos += System.nanoTime() - start;
-            }
-        }
-
-        @Override
-        public List<RetryJournalEntry> unpark(String application, String serviceKey, int limit)
-                throws RetryJournalException {
-            return journal.unpark(application, serviceKey, limit);
-        }
-
-        @Override
-        public String describe() {
-            return journal.describe();
-        }
-
-        @Override
-        public void close() {
-            journal.close();
-        }
+    /**
+     * @return {@code journal}, adding the time each of its {@code claim} calls takes to {@code claimNanos}, so that a
+     *     resume's claim and its scheduling are told apart; every other call passes straight through
+     */
+    private static RetryJournal timingClaims(RetryJournal journal, AtomicLong claimNanos) {
+        return (RetryJournal) Proxy.newProxyInstance(RetryJournal.class.getClassLoader(),
+                new Class<?>[] {RetryJournal.class}, (proxy, method, args) -> {
+                    long start = System.nanoTime();
+                    try {
+                        return method.invoke(journal, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    } finally {
+                        if (method.getName().equals("claim")) {
+                            claimNanos.addAndGet(System.nanoTime() - start);
+                        }
+                    }
+                });
     }
 
     private static long millis(long nanos) {
