@@ -45,9 +45,9 @@ final class ZooKeeperRig implements Closeable {
     static {
         // ZooKeeper would otherwise start a Jetty admin server on :8080 per node
         System.setProperty("zookeeper.admin.enableServer", "false");
-        // A node that cannot keep its election port open calls System.exit, which would end the whole test JVM
-        // (surefire: "The forked VM terminated without properly saying goodbye"). Logged instead, the node drops
-        // out and the test fails on what it checks, with the log saying why.
+        // A server that cannot bind its port calls System.exit (2), so does an ensemble node that cannot keep its
+        // election port open (14): either would end the whole test JVM (surefire: "The forked VM terminated without
+        // properly saying goodbye"). Logged instead, the test fails on what it checks, with the log saying why.
         ServiceUtils.setSystemExitProcedure(ServiceUtils.LOG_ONLY);
     }
 
@@ -122,7 +122,7 @@ final class ZooKeeperRig implements Closeable {
      * @return a port of 127.0.0.1 that is free now, lies below the ephemeral range (so no outgoing connection takes
      *     it), and was not handed out before in this JVM
      */
-    static synchronized int port() throws IOException {
+    private static synchronized int port() throws IOException {
         int highest = ephemeralLow() - 1;
         for (int attempt = 0; attempt < 1000; attempt++) {
             int candidate = ThreadLocalRandom.current().nextInt(LOWEST_PORT, highest + 1);
