@@ -179,7 +179,6 @@ class TimeoutCheckFilterTest {
         assertEquals(holders, SharedWheelTimer.holders(), "a sync call borrowed the wheel");
     }
 
-    /** Defect 5: {@code m.timeoutcheck=true} activates the filter in Dubbo, and it then watched every method. */
     /** The URL's timeout is looked up once per URL and method; a call's own timeout attachment still wins, per call. */
     @Test
     void callsOwnTimeoutWinsOverTheUrlsForThatCallOnly() {
@@ -197,6 +196,7 @@ class TimeoutCheckFilterTest {
         return (RpcException) e.getCause();
     }
 
+    /** Defect 5: {@code m.timeoutcheck=true} activates the filter in Dubbo, and it then watched every method. */
     @Test
     void methodLevelKeySwitchesTheFilterOnForThatMethodOnly() {
         Invoker<GreetingService> sayHelloOnly = invokerWith("sayHello.timeoutcheck=true");

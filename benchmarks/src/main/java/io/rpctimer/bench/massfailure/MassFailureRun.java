@@ -13,6 +13,8 @@ import io.rpctimer.retry.RetryStats;
 import io.rpctimer.retry.RetryStore;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -26,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import javax.management.ObjectName;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.rpc.RpcException;
 
@@ -176,7 +179,7 @@ final class MassFailureRun {
 
     private static String freshDirectory() {
         try {
-            return java.nio.file.Files.createTempDirectory("massfailure-journal").toString();
+            return Files.createTempDirectory("massfailure-journal").toString();
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("cannot create a journal directory", e);
         }
@@ -386,10 +389,10 @@ final class MassFailureRun {
             return;
         }
         Object text = ManagementFactory.getPlatformMBeanServer().invoke(
-                new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram",
+                new ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram",
                 new Object[] {new String[0]}, new String[] {String[].class.getName()});
-        java.nio.file.Path d = java.nio.file.Files.createDirectories(java.nio.file.Path.of(dir));
-        java.nio.file.Files.writeString(d.resolve("histogram-" + pending + ".txt"), String.valueOf(text));
+        Path d = Files.createDirectories(Path.of(dir));
+        Files.writeString(d.resolve("histogram-" + pending + ".txt"), String.valueOf(text));
     }
 
     /** @return null, for {@code probe = closeQuietly(probe)} */
