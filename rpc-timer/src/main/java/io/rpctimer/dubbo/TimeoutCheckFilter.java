@@ -4,6 +4,7 @@ import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.constants.CommonConstants;
 import org.apache.dubbo.common.extension.Activate;
@@ -82,7 +83,7 @@ public class TimeoutCheckFilter implements Filter, Disposable {
                 : urlTimeout;
         Result result = invoker.invoke(invocation);
         if (timeoutMillis > 0 && result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
-            watch(async, invoker, method, timeoutMillis);
+            watch(async, invoker, invocation, method, timeoutMillis);
         }
         return result;
     }
@@ -105,14 +106,27 @@ public class TimeoutCheckFilter implements Filter, Disposable {
         return s.timeoutMillis();
     }
 
-    private void watch(AsyncRpcResult async, Invoker<?> invoker, String method, long timeoutMillis) {
+    /**
+     * Watches the reply. Under {@code wheelfailback}, whose invoker already has a stage on every async first attempt's
+     * reply, the invoker takes the timeout and cancels it from that stage ({@link TimeoutHandOff}); otherwise the
+     * checker adds a stage of its own.
+     */
+    private void watch(AsyncRpcResult async, Invoker<?> invoker, Invocation invocation, String method,
+                       long timeoutMillis) {
         FutureTimeoutChecker c = checker();
         if (c == null) {
             return; // destroyed: Dubbo's own timeout still ends the call
         }
+        LongFunction<RpcException> onTimeout = ms -> timeout(invoker, method, ms);
+        Executor completeOn = callbackExecutor(async, invoker.getUrl());
         try {
-            c.watch(async.getResponseFuture(), timeoutMillis, TimeUnit.MILLISECONDS,
-                    ms -> timeout(invoker, method, ms), callbackExecutor(async, invoker.getUrl()));
+            TimeoutHandOff handOff = TimeoutHandOff.take(invocation);
+            if (handOff != null) {
+                handOff.put(c.arm(async.getResponseFuture(), timeoutMillis, TimeUnit.MILLISECONDS, onTimeout,
+                        completeOn));
+            } else {
+                c.watch(async.getResponseFuture(), timeoutMillis, TimeUnit.MILLISECONDS, onTimeout, completeOn);
+            }
         } catch (IllegalStateException stopped) {
             // destroyed while this call was going out: the call is sent, Dubbo's own timeout ends it
         }

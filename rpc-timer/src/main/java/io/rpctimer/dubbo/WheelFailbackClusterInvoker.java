@@ -10,6 +10,7 @@ import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryPolicy;
 import io.rpctimer.retry.RetryOutcome;
 import io.rpctimer.retry.RetryReference;
+import io.rpctimer.wheel.Timeout;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
@@ -188,15 +189,29 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         URL consumerUrl = RpcContext.getServiceContext().getConsumerUrl();
         Invoker<T> invoker = null;
         Result result;
+        // the timeoutcheck filter's timeout of this attempt, if it armed one: cancelled by the reply's stage below
+        Timeout armed;
+        TimeoutHandOff handOff = TimeoutHandOff.open(invocation);
         try {
             invoker = select(loadbalance, invocation, invokers, null);
             result = firstAttemptContext.invoke(invoker, invocation, consumerUrl);
         } catch (RuntimeException e) {
+            cancel(handOff.close());
             if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;
             }
             return failBack(invocation, consumerUrl, invoker, e, handle);
+        } finally {
+            armed = handOff.close();
         }
+        if (result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone() && !isStream(invocation)) {
+            // async caller: a failure shows when the future completes; swap in a future that fails back
+            String provider = address(invoker);
+            async.setResponseFuture(async.getResponseFuture().handle((response, failure) ->
+                    onFirstReply(invocation, consumerUrl, provider, armed, response, failure, handle)));
+            return result;
+        }
+        cancel(armed); // the reply is already here
         if (isStream(invocation)) {
             if (handle != null) {
                 handle.completeExceptionally(new IllegalStateException("a stream call never fails back"));
@@ -205,13 +220,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         }
         if (result instanceof AsyncRpcResult async) {
             CompletableFuture<AppResponse> reply = async.getResponseFuture();
-            if (!reply.isDone()) {
-                // async caller: a failure shows when the future completes; swap in a future that fails back
-                String provider = address(invoker);
-                async.setResponseFuture(reply.handle((response, failure) ->
-                        onFirstReply(invocation, consumerUrl, provider, response, failure, handle)));
-                return result;
-            }
             if (reply.isCompletedExceptionally()) {
                 // e.g. an RpcException thrown by the provider's method, rethrown by Dubbo's RpcExceptionFilter:
                 // here result.hasException() would itself throw
@@ -251,8 +259,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         }
     }
 
-    private AppResponse onFirstReply(Invocation invocation, URL consumerUrl, String provider, AppResponse response,
-                                     Throwable failure, CompletableFuture<CallOutcome> handle) {
+    private AppResponse onFirstReply(Invocation invocation, URL consumerUrl, String provider, Timeout armed,
+                                     AppResponse response, Throwable failure, CompletableFuture<CallOutcome> handle) {
+        cancel(armed);
         Throwable f = failure != null ? Failures.unwrap(failure) : response.hasException() ? response.getException()
                 : null;
         if (f == null) {
@@ -585,6 +594,12 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             return new RpcInvocation(t.targetServiceUniqueName(), t.serviceModel(), t.invokedMethod(),
                     t.serviceName(), t.protocolServiceKey(), t.parameterTypes(), arguments,
                     new HashMap<>(attachments), null, Collections.synchronizedMap(new HashMap<>(attributes)), null);
+        }
+    }
+
+    private static void cancel(Timeout t) {
+        if (t != null) {
+            t.cancel();
         }
     }
 

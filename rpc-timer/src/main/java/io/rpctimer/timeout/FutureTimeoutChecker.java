@@ -78,6 +78,35 @@ public final class FutureTimeoutChecker {
      */
     public <T> CompletableFuture<T> watch(CompletableFuture<T> future, long timeout, TimeUnit unit,
                                           LongFunction<? extends Throwable> onTimeout, Executor completeOn) {
+        Watch watch = schedule(future, timeout, unit, onTimeout, completeOn);
+        if (watch != null) {
+            future.whenComplete(watch);
+        }
+        return future;
+    }
+
+    /**
+     * As {@link #watch(CompletableFuture, long, TimeUnit, LongFunction, Executor)}, for a caller that already has a
+     * completion callback on {@code future}: registers nothing on the future and returns the wheel timeout, which the
+     * caller cancels from its own callback. That saves the completion stage {@code watch} adds (two objects, and
+     * their completion on the thread that completes the future). A timeout the caller never cancels does no harm:
+     * when it falls due it finds the future done and does nothing; until then it holds the future.
+     *
+     * @return the timeout to cancel when {@code future} completes; null if {@code future} is already done
+     * @throws NullPointerException       if {@code future}, {@code unit} or {@code onTimeout} is null
+     * @throws IllegalArgumentException   if {@code timeout <= 0}
+     * @throws IllegalStateException      if the timer is stopped
+     * @throws RejectedExecutionException if the timer refuses more timeouts
+     */
+    public Timeout arm(CompletableFuture<?> future, long timeout, TimeUnit unit,
+                       LongFunction<? extends Throwable> onTimeout, Executor completeOn) {
+        Watch watch = schedule(future, timeout, unit, onTimeout, completeOn);
+        return watch == null ? null : watch.timeout;
+    }
+
+    /** @return the scheduled watch, or null if {@code future} is done */
+    private Watch schedule(CompletableFuture<?> future, long timeout, TimeUnit unit,
+                           LongFunction<? extends Throwable> onTimeout, Executor completeOn) {
         if (future == null) {
             throw new NullPointerException("future: null (expected: a CompletableFuture)");
         }
@@ -91,12 +120,11 @@ public final class FutureTimeoutChecker {
             throw new NullPointerException("onTimeout: null (expected: an exception factory)");
         }
         if (future.isDone()) {
-            return future;
+            return null;
         }
         Watch watch = new Watch(this, future, unit.toMillis(timeout), onTimeout, completeOn);
         watch.timeout = timer.newTimeout(watch, timeout, unit);
-        future.whenComplete(watch);
-        return future;
+        return watch;
     }
 
     /** @return watched futures this checker timed out */
@@ -109,8 +137,8 @@ public final class FutureTimeoutChecker {
     }
 
     /**
-     * The wheel task of one watched future, and the future's completion callback that cancels it. It holds the
-     * future and the timeout value only.
+     * The wheel task of one watched future, and, for {@code watch}, the future's completion callback that cancels
+     * it. It holds the future and the timeout value only.
      */
     private static final class Watch implements TimerTask, BiConsumer<Object, Throwable> {
         private final FutureTimeoutChecker checker;

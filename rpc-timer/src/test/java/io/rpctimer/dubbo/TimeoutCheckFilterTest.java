@@ -215,6 +215,61 @@ class TimeoutCheckFilterTest {
         assertFalse(watched(returnedBelow.get(1)), "notify watched although notify.timeoutcheck=false");
     }
 
+    /**
+     * Under {@code wheelfailback} the invoker sending the call opens a {@link TimeoutHandOff} for it: the filter adds
+     * no stage to the reply and hands its timeout over instead, and that timeout still ends a call that never
+     * answers. A hand-off open for another invocation (a call sent from inside this one's chain) is not taken.
+     */
+    @Test
+    void underAnOpenHandOffTheTimeoutIsHandedOverInsteadOfAStage() {
+        RpcInvocation inv = call("sayHello", InvokeMode.FUTURE);
+        TimeoutHandOff handOff = TimeoutHandOff.open(inv);
+        AsyncRpcResult r;
+        io.rpctimer.wheel.Timeout armed;
+        try {
+            r = (AsyncRpcResult) filter.invoke(invoker, inv);
+        } finally {
+            armed = handOff.close();
+        }
+        assertFalse(watched(r), "the filter added a stage although the invoker took its timeout");
+        assertTrue(armed != null && !armed.isCancelled(), "no timeout handed over");
+        assertTrue(timeoutOf(r).getMessage().endsWith("timed out after 80 ms"));
+
+        TimeoutHandOff other = TimeoutHandOff.open(call("sayHello", InvokeMode.FUTURE));
+        try {
+            AsyncRpcResult own = (AsyncRpcResult) filter.invoke(invoker, call("notify", InvokeMode.FUTURE));
+            assertTrue(watched(own), "a call the hand-off is not open for must get a stage of its own");
+        } finally {
+            assertEquals(null, other.close());
+        }
+    }
+
+    /** A call sent from inside another's filter chain on the same thread gets its own hand-off, then gives it back. */
+    @Test
+    void nestedHandOffsKeepTheOuterOnesTimeout() {
+        RpcInvocation outer = call("sayHello", InvokeMode.FUTURE);
+        RpcInvocation inner = call("notify", InvokeMode.FUTURE);
+        TimeoutHandOff outerHandOff = TimeoutHandOff.open(outer);
+        try {
+            filter.invoke(invoker, outer);
+            TimeoutHandOff innerHandOff = TimeoutHandOff.open(inner);
+            io.rpctimer.wheel.Timeout innerTimeout;
+            try {
+                filter.invoke(invoker, inner);
+            } finally {
+                innerTimeout = innerHandOff.close();
+            }
+            assertTrue(innerTimeout != null);
+            assertEquals(null, TimeoutHandOff.take(outer), "the outer hand-off holds its timeout again");
+        } finally {
+            io.rpctimer.wheel.Timeout outerTimeout = outerHandOff.close();
+            assertTrue(outerTimeout != null, "the outer call's timeout was lost to the nested call");
+        }
+        TimeoutHandOff after = TimeoutHandOff.open(outer);
+        assertSame(after, TimeoutHandOff.take(outer), "the thread's hand-off is open again after both closed");
+        after.close();
+    }
+
     /** Defect 21: a call after destroy() borrowed the wheel again, and nobody released that lease. */
     @Test
     void destroyedFilterPassesCallsThroughWithoutBorrowingTheWheel() {

@@ -128,6 +128,37 @@ class FutureTimeoutCheckerTest {
         assertSame(done, new FutureTimeoutChecker(refusing).watch(done, 1, TimeUnit.SECONDS));
     }
 
+    /** {@code arm} adds no stage to the future: the caller's own callback cancels the timeout it returns. */
+    @Test
+    void armedTimeoutAddsNoStage_timesTheFutureOut_andIsCancelledByItsCaller() throws Exception {
+        CompletableFuture<String> late = new CompletableFuture<>();
+        Timeout t = checker.arm(late, 30, TimeUnit.MILLISECONDS, FutureTimeoutCheckerTest::late, null);
+        assertEquals(0, late.getNumberOfDependents());
+        ExecutionException e = assertThrows(ExecutionException.class, () -> late.get(5, TimeUnit.SECONDS));
+        assertEquals("late by 30", e.getCause().getMessage());
+        assertTrue(t.isExpired());
+
+        CompletableFuture<String> onTime = new CompletableFuture<>();
+        Timeout cancelled = checker.arm(onTime, 30, TimeUnit.SECONDS, FutureTimeoutCheckerTest::late, null);
+        onTime.complete("ok");
+        assertTrue(cancelled.cancel());
+        await().atMost(Duration.ofSeconds(5)).until(() -> timer.stats().pendingTimeouts() == 0);
+
+        assertEquals(null, checker.arm(CompletableFuture.completedFuture("x"), 1, TimeUnit.SECONDS,
+                FutureTimeoutCheckerTest::late, null), "a done future needs no timeout");
+    }
+
+    /** An armed timeout nobody cancels finds its future done when it falls due, and leaves it alone. */
+    @Test
+    void armedTimeoutNeverCancelledLeavesADoneFutureAlone() {
+        CompletableFuture<String> call = new CompletableFuture<>();
+        Timeout t = checker.arm(call, 20, TimeUnit.MILLISECONDS, FutureTimeoutCheckerTest::late, null);
+        call.complete("ok");
+        await().atMost(Duration.ofSeconds(5)).until(t::isExpired);
+        assertEquals("ok", call.join());
+        assertEquals(0, checker.timedOut());
+    }
+
     @Test
     void badArgumentsAreRejectedNamingParameterAndValue() {
         CompletableFuture<String> f = new CompletableFuture<>();
@@ -137,6 +168,10 @@ class FutureTimeoutCheckerTest {
                 () -> checker.watch(f, 0, TimeUnit.SECONDS)).getMessage());
         assertEquals("unit: null (expected: a TimeUnit)", assertThrows(NullPointerException.class,
                 () -> checker.watch(f, 1, null)).getMessage());
+        assertEquals("timeout: -1 (expected: > 0)", assertThrows(IllegalArgumentException.class,
+                () -> checker.arm(f, -1, TimeUnit.SECONDS, FutureTimeoutCheckerTest::late, null)).getMessage());
+        assertEquals("onTimeout: null (expected: an exception factory)", assertThrows(NullPointerException.class,
+                () -> checker.arm(f, 1, TimeUnit.SECONDS, null, null)).getMessage());
         assertEquals("timer: null (expected: a Timer)", assertThrows(NullPointerException.class,
                 () -> new FutureTimeoutChecker(null)).getMessage());
     }
