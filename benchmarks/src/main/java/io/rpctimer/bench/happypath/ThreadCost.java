@@ -74,7 +74,8 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
     /**
      * @param label  what the phase ran, printed first
      * @param calls  the calls the phase made
-     * @param groups whether to add a line for each thread group that cost at least 8 B or 1 us a call
+     * @param groups whether to add a line for each thread group that cost at least 8 B or 0.01 us a call (the wheel
+     *               worker costs less than 1 us a call)
      * @return one line: bytes allocated, thread CPU, process CPU and GC time (us) per call since {@code earlier}
      */
     String report(String label, ThreadCost earlier, long calls, boolean groups) {
@@ -90,7 +91,7 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
                 (gcMillis - earlier.gcMillis) * 1e3 / calls));
         if (groups) {
             delta.forEach((group, v) -> {
-                if (v[0] / calls >= 8 || v[1] / calls >= 1000) {
+                if (v[0] / calls >= 8 || v[1] / calls >= 10) {
                     sb.append(String.format(Locale.ROOT, "        %-44s %7d B  %8.2f us%n", group, v[0] / calls,
                             v[1] / 1e3 / calls));
                 }
