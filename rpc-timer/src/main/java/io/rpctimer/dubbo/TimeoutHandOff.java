@@ -6,9 +6,9 @@ import org.apache.dubbo.rpc.Invocation;
 /**
  * Hands the {@code timeoutcheck} filter's wheel timeout of a first attempt to the {@code wheelfailback} invoker that
  * sends it. The invoker already has a completion stage on every async reply (the one that fails back a failure), so
- * it cancels the timeout there, and the filter registers no stage of its own: on the thread that completes the
- * reply, that saves a stage's completion and the cache misses of reading three objects the caller's thread wrote
- * ({@link io.rpctimer.timeout.FutureTimeoutChecker#arm}).
+ * it cancels the timeout there, and the filter registers no stage of its own
+ * ({@link io.rpctimer.timeout.FutureTimeoutChecker#arm}): that saves the stage's two objects on the caller's thread,
+ * and their completion on the thread that completes the reply, which reads what the caller's thread wrote.
  *
  * <p>The filter runs inside the invoker's call, on its thread: the invoker {@link #open}s the hand-off for its
  * invocation, the filter {@link #take}s it if it is open for the invocation it sees, and the invoker

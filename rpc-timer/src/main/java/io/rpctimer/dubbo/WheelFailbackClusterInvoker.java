@@ -196,7 +196,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             invoker = select(loadbalance, invocation, invokers, null);
             result = firstAttemptContext.invoke(invoker, invocation, consumerUrl);
         } catch (RuntimeException e) {
-            cancel(handOff.close());
+            cancel(handOff.close()); // a filter threw after timeoutcheck armed: no reply will cancel it
             if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;
             }
