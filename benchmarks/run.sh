@@ -18,6 +18,9 @@
 #                                          # extra consumer reference parameters (a durable store, a retry budget)
 #                                          # for the mass-failure runs; files massfailure-full-<label>.*;
 #                                          # --clusters wheelfailback skips Dubbo's failback
+#   java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.HappyPathPool <out base> <json>...
+#                                          # pools the rounds of several happypath runs of the same code and judges
+#                                          # the targets on all of them, each with its 95% bootstrap interval
 #
 # Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 21 min (the same on --jdk),
 # failback 2 / 3 min, happypath 7 / 15 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster).
