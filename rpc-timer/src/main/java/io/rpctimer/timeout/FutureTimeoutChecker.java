@@ -33,7 +33,7 @@ import java.util.function.LongFunction;
  *        .whenComplete((reply, failure) -> ...);   // failure is a TimeoutException after 500 ms
  * }</pre>
  *
- * <p><b>Threading:</b> thread-safe; {@code watch} may be called from any thread.
+ * <p><b>Threading:</b> thread-safe; {@code watch} and {@code arm} may be called from any thread.
  */
 public final class FutureTimeoutChecker {
 
