@@ -73,6 +73,9 @@ class RetryLifecycleStressTest {
                 done.add(producers.submit(() -> produce(producer, refs, handles, halfway)));
             }
             halfway.await(60, TimeUnit.SECONDS);
+            // replies must be flowing when the reference is destroyed: warm producers admit all 10,000 calls in a
+            // few ms, and without this the destroy and the close could both come before the first retry is due
+            await().atMost(Duration.ofSeconds(30)).until(() -> lifecycle.stats().delivered() > 0);
             refs.get(0).destroy();
             for (java.util.concurrent.Future<?> f : done) {
                 f.get(60, TimeUnit.SECONDS);
