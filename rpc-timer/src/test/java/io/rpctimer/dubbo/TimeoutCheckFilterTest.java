@@ -11,6 +11,7 @@ import static org.mockito.Mockito.mock;
 
 import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
+import io.rpctimer.wheel.Timeout;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -225,7 +226,7 @@ class TimeoutCheckFilterTest {
         RpcInvocation inv = call("sayHello", InvokeMode.FUTURE);
         TimeoutHandOff handOff = TimeoutHandOff.open(inv);
         AsyncRpcResult r;
-        io.rpctimer.wheel.Timeout armed;
+        Timeout armed;
         try {
             r = (AsyncRpcResult) filter.invoke(invoker, inv);
         } finally {
@@ -253,7 +254,7 @@ class TimeoutCheckFilterTest {
         try {
             filter.invoke(invoker, outer);
             TimeoutHandOff innerHandOff = TimeoutHandOff.open(inner);
-            io.rpctimer.wheel.Timeout innerTimeout;
+            Timeout innerTimeout;
             try {
                 filter.invoke(invoker, inner);
             } finally {
@@ -262,7 +263,7 @@ class TimeoutCheckFilterTest {
             assertTrue(innerTimeout != null);
             assertEquals(null, TimeoutHandOff.take(outer), "the outer hand-off holds its timeout again");
         } finally {
-            io.rpctimer.wheel.Timeout outerTimeout = outerHandOff.close();
+            Timeout outerTimeout = outerHandOff.close();
             assertTrue(outerTimeout != null, "the outer call's timeout was lost to the nested call");
         }
         TimeoutHandOff after = TimeoutHandOff.open(outer);
