@@ -50,16 +50,22 @@ class RetryLifecycleStressTest {
         ExecutorService producers = Executors.newFixedThreadPool(PRODUCERS);
         Map<String, AtomicInteger> outcomes = new ConcurrentHashMap<>();
         Map<String, RetryOutcome> outcomeOfEvent = new ConcurrentHashMap<>();
+        CountDownLatch firstDelivery = new CountDownLatch(1);
         try {
             RetryLifecycle lifecycle = RetryLifecycle.builder("stress").timer(timer).executor(dispatch)
                     .journal(new FakeJournal()).listener(e -> {
                         if (e.isOutcome()) {
                             outcomes.computeIfAbsent(e.retryId(), k -> new AtomicInteger()).incrementAndGet();
                             outcomeOfEvent.put(e.retryId(), e.type().outcome());
+                            if (e.type().outcome() == RetryOutcome.DELIVERED) {
+                                firstDelivery.countDown();
+                            }
                         }
                     }).build();
+            // retries 2 ms to ~160 ms apart: the first replies come at once, and calls are still pending when the
+            // reference is destroyed and the application closed, even if this thread is descheduled for a while
             RetryPolicy policy = RetryPolicy.builder().retries(5).firstDelay(2, TimeUnit.MILLISECONDS)
-                    .multiplier(1.5).maxDelay(20, TimeUnit.MILLISECONDS).build();
+                    .multiplier(3).maxDelay(200, TimeUnit.MILLISECONDS).build();
             List<RetryReference<String>> refs = new ArrayList<>();
             for (String key : List.of("a", "b")) {
                 refs.add(lifecycle.<String>reference(key, (call, attempt) -> randomReply(io)).policies(m -> policy)
@@ -74,8 +80,9 @@ class RetryLifecycleStressTest {
             }
             halfway.await(60, TimeUnit.SECONDS);
             // replies must be flowing when the reference is destroyed: warm producers admit all 10,000 calls in a
-            // few ms, and without this the destroy and the close could both come before the first retry is due
-            await().atMost(Duration.ofSeconds(30)).until(() -> lifecycle.stats().delivered() > 0);
+            // few ms, and without this the destroy and the close could both come before the first retry is due.
+            // A latch, not a poll: by a poll's next look (Awaitility's 100 ms) every call could have ended
+            assertTrue(firstDelivery.await(30, TimeUnit.SECONDS), "no retry delivered in 30 s");
             refs.get(0).destroy();
             for (java.util.concurrent.Future<?> f : done) {
                 f.get(60, TimeUnit.SECONDS);
