@@ -219,11 +219,9 @@ public final class HappyPathPool {
                     r.get("rounds"), String.join("; ", (List<String>) r.get("workloads")),
                     r.get("foreignCoresWholeRun")));
         }
-        String perConfig = HappyPathReport.markdown(Map.of("summary", pooled.get("summary"),
-                "ratios", pooled.get("ratios"), "machine", Map.of(), "settings", "pooled"));
-        int from = perConfig.indexOf("\n### ");
-        int to = perConfig.indexOf("\n### Targets");
-        md.append("\nPer configuration, all rounds pooled:\n").append(perConfig, from, to);
+        md.append("\nPer configuration, all rounds pooled:\n");
+        HappyPathReport.configurationTables(md, (List<Map<String, Object>>) pooled.get("summary"),
+                (List<Map<String, Object>>) pooled.get("ratios"));
         md.append("\n### Targets, on the pooled rounds, with 95% bootstrap intervals (")
                 .append(pooled.get("resamples")).append(" resamples of the rounds)\n\n"
                         + "| workload | target | rounds | measured | 95% interval | threshold | met | resolved |\n"

@@ -221,8 +221,21 @@ final class HappyPathReport {
         StringBuilder md = new StringBuilder("## Happy path: what each configuration costs on calls that succeed\n");
         md.append('\n').append(Figures.runLine(r)).append(" Other processes used ")
                 .append(r.get("foreignCoresWholeRun")).append(" cores on average.\n");
-        List<Map<String, Object>> summary = (List<Map<String, Object>>) r.getOrDefault("summary", List.of());
-        List<Map<String, Object>> ratios = (List<Map<String, Object>>) r.getOrDefault("ratios", List.of());
+        configurationTables(md, (List<Map<String, Object>>) r.getOrDefault("summary", List.of()),
+                (List<Map<String, Object>>) r.getOrDefault("ratios", List.of()));
+        positionsMarkdown(md, (List<Map<String, Object>>) r.getOrDefault("positions", List.of()));
+        md.append("\n### Targets\n\n| workload | target | measured | threshold | met |\n|---|---|---|---|---|\n");
+        for (Map<String, Object> t : (List<Map<String, Object>>) r.getOrDefault("targets", List.of())) {
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s× | %s | %s |%n", t.get("workload"),
+                    t.get("target"), fmt(num(t, "measured")), t.get("threshold"),
+                    (Boolean) t.get("met") ? "yes" : "**no**"));
+        }
+        return md.toString();
+    }
+
+    /** Appends one table per workload: each configuration's figures and its ratios against {@code failback}. */
+    static void configurationTables(StringBuilder md, List<Map<String, Object>> summary,
+                                    List<Map<String, Object>> ratios) {
         String workload = null;
         for (Map<String, Object> s : summary) {
             if (!s.get("workload").equals(workload)) {
@@ -234,14 +247,6 @@ final class HappyPathReport {
             }
             md.append(summaryLine(s, find(ratios, workload, (String) s.get("config"), Config.FAILBACK.label)));
         }
-        positionsMarkdown(md, (List<Map<String, Object>>) r.getOrDefault("positions", List.of()));
-        md.append("\n### Targets\n\n| workload | target | measured | threshold | met |\n|---|---|---|---|---|\n");
-        for (Map<String, Object> t : (List<Map<String, Object>>) r.getOrDefault("targets", List.of())) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s× | %s | %s |%n", t.get("workload"),
-                    t.get("target"), fmt(num(t, "measured")), t.get("threshold"),
-                    (Boolean) t.get("met") ? "yes" : "**no**"));
-        }
-        return md.toString();
     }
 
     private static String summaryLine(Map<String, Object> s, Map<String, Object> ratio) {
