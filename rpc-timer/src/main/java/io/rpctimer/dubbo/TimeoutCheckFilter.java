@@ -44,19 +44,28 @@ public class TimeoutCheckFilter implements Filter, Disposable {
 
     /** The URL parameter that switches the filter on, per reference or per method. */
     public static final String KEY = "timeoutcheck";
-    /** {@link #urlTimeoutMillis}'s answer for a method the filter is off for. */
-    private static final long OFF = Long.MIN_VALUE;
+    private static final int SETTINGS_BITS = 7;
+    /** Slots of {@link #settings}. */
+    private static final int SETTINGS_SLOTS = 1 << SETTINGS_BITS;
 
-    /** Slots of {@link #settings}: a power of two. */
-    private static final int SETTINGS_SLOTS = 64;
+    /**
+     * What the filter does for one method of one provider URL. Immutable, so a slot may be read and written without
+     * a lock.
+     *
+     * @param timeoutMillis the method's timeout from the URL, in milliseconds; unused when off
+     * @param onTimeout     makes the method's timeout exception; null when the filter is off for the method
+     */
+    private record Setting(URL url, String method, long timeoutMillis, LongFunction<RpcException> onTimeout) {
 
-    /** One answer of {@link #urlTimeoutMillis}. Immutable, so a slot may be read and written without a lock. */
-    private record Setting(URL url, String method, long timeoutMillis) {
+        boolean on() {
+            return onTimeout != null;
+        }
     }
 
     /**
-     * {@link #urlTimeoutMillis}'s answers, direct-mapped by URL identity (URLs are immutable) and method; a slot that
-     * two keys share holds the last one asked. It keeps at most {@value #SETTINGS_SLOTS} URLs reachable.
+     * {@link #setting}'s answers, by URL identity (URLs are immutable) and method. Each key may sit in either of two
+     * slots, so two keys never push each other out; a key whose two slots are both taken by others replaces the
+     * first. It keeps at most {@value #SETTINGS_SLOTS} URLs reachable.
      */
     private final Setting[] settings = new Setting[SETTINGS_SLOTS];
     private SharedWheelTimer.Lease lease; // guarded by this
@@ -70,8 +79,8 @@ public class TimeoutCheckFilter implements Filter, Disposable {
             return invoker.invoke(invocation);
         }
         String method = RpcUtils.getMethodName(invocation);
-        long urlTimeout = urlTimeoutMillis(url, method);
-        if (urlTimeout == OFF) {
+        Setting setting = setting(invoker, url, method);
+        if (!setting.on()) {
             return invoker.invoke(invocation);
         }
         // read before invoking: an async AsyncRpcResult clears the caller's RpcContext. A call's own timeout
@@ -80,30 +89,47 @@ public class TimeoutCheckFilter implements Filter, Disposable {
         long timeoutMillis = context.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
                 || invocation.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
                 ? RpcUtils.getTimeout(url, method, context, invocation, CommonConstants.DEFAULT_TIMEOUT)
-                : urlTimeout;
+                : setting.timeoutMillis();
         Result result = invoker.invoke(invocation);
         if (timeoutMillis > 0 && result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
-            watch(async, invoker, invocation, method, timeoutMillis);
+            watch(async, url, invocation, setting.onTimeout(), timeoutMillis);
         }
         return result;
     }
 
     /**
-     * @return {@link #OFF} if the filter is off for {@code method} of {@code url}, else the method's timeout from the
-     *     URL in milliseconds (method, then reference, then consumer, else Dubbo's default). Looked up in the URL
-     *     once per URL and method: Dubbo's provider URLs resolve a method parameter through several maps, and this
-     *     runs on every async call.
+     * @return what the filter does for {@code method} of {@code url}: off, or on with the method's timeout from the
+     *     URL (method, then reference, then consumer, else Dubbo's default). Looked up in the URL once per URL and
+     *     method: Dubbo's provider URLs resolve a method parameter through several maps, and this runs on every
+     *     async call.
      */
-    private long urlTimeoutMillis(URL url, String method) {
-        int slot = (System.identityHashCode(url) * 31 + method.hashCode()) & (SETTINGS_SLOTS - 1);
-        Setting s = settings[slot];
-        if (s == null || s.url() != url || !s.method().equals(method)) {
-            s = new Setting(url, method, url.getMethodParameter(method, KEY, false)
-                    ? url.getMethodPositiveParameter(method, CommonConstants.TIMEOUT_KEY, CommonConstants.DEFAULT_TIMEOUT)
-                    : OFF);
-            settings[slot] = s;
+    private Setting setting(Invoker<?> invoker, URL url, String method) {
+        int hash = (System.identityHashCode(url) * 31 + method.hashCode()) * 0x9E3779B9;
+        int first = hash >>> (32 - SETTINGS_BITS);
+        // an odd step of 1 to 127 slots from the first: never the first itself
+        int second = (first + 1 + ((hash >>> 8) & (SETTINGS_SLOTS - 2))) & (SETTINGS_SLOTS - 1);
+        Setting s = settings[first];
+        if (s != null && s.url() == url && s.method().equals(method)) {
+            return s;
         }
-        return s.timeoutMillis();
+        Setting t = settings[second];
+        if (t != null && t.url() == url && t.method().equals(method)) {
+            return t;
+        }
+        Setting made = lookUp(invoker, url, method);
+        settings[s == null || t != null ? first : second] = made;
+        return made;
+    }
+
+    private static Setting lookUp(Invoker<?> invoker, URL url, String method) {
+        if (!url.getMethodParameter(method, KEY, false)) {
+            return new Setting(url, method, 0, null);
+        }
+        String prefix = "timeoutcheck: " + invoker.getInterface().getName() + "." + method + "() to "
+                + url.getAddress() + " timed out after ";
+        return new Setting(url, method,
+                url.getMethodPositiveParameter(method, CommonConstants.TIMEOUT_KEY, CommonConstants.DEFAULT_TIMEOUT),
+                ms -> new RpcException(RpcException.TIMEOUT_EXCEPTION, prefix + ms + " ms"));
     }
 
     /**
@@ -111,14 +137,13 @@ public class TimeoutCheckFilter implements Filter, Disposable {
      * reply, the invoker takes the timeout and cancels it from that stage ({@link TimeoutHandOff}); otherwise the
      * checker adds a stage of its own.
      */
-    private void watch(AsyncRpcResult async, Invoker<?> invoker, Invocation invocation, String method,
+    private void watch(AsyncRpcResult async, URL url, Invocation invocation, LongFunction<RpcException> onTimeout,
                        long timeoutMillis) {
         FutureTimeoutChecker c = checker();
         if (c == null) {
             return; // destroyed: Dubbo's own timeout still ends the call
         }
-        LongFunction<RpcException> onTimeout = ms -> timeout(invoker, method, ms);
-        Executor completeOn = callbackExecutor(async, invoker.getUrl());
+        Executor completeOn = callbackExecutor(async, url);
         try {
             TimeoutHandOff handOff = TimeoutHandOff.take(invocation);
             if (handOff != null) {
@@ -130,12 +155,6 @@ public class TimeoutCheckFilter implements Filter, Disposable {
         } catch (IllegalStateException stopped) {
             // destroyed while this call was going out: the call is sent, Dubbo's own timeout ends it
         }
-    }
-
-    private static RpcException timeout(Invoker<?> invoker, String method, long timeoutMillis) {
-        return new RpcException(RpcException.TIMEOUT_EXCEPTION, "timeoutcheck: " + invoker.getInterface().getName()
-                + "." + method + "() to " + invoker.getUrl().getAddress() + " timed out after " + timeoutMillis
-                + " ms");
     }
 
     /**

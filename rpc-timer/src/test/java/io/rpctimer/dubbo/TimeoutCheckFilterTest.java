@@ -13,6 +13,7 @@ import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
 import io.rpctimer.wheel.Timeout;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -195,6 +196,55 @@ class TimeoutCheckFilterTest {
         ExecutionException e = assertThrows(ExecutionException.class,
                 () -> result.getResponseFuture().get(5, TimeUnit.SECONDS));
         return (RpcException) e.getCause();
+    }
+
+    /**
+     * Every provider URL and method is read from the URL once, whatever their identity hashes. The filter's cache
+     * held one key per slot, chosen by identity hash: two URLs that shared a slot (1 pair in 64) pushed each other out
+     * on every call, and every call read the URL again.
+     */
+    @Test
+    void twoProvidersAreEachReadFromTheUrlOnce() {
+        RpcInvocation inv = call("sayHello", InvokeMode.FUTURE);
+        for (int pair = 0; pair < 500; pair++) {
+            TimeoutCheckFilter fresh = new TimeoutCheckFilter();
+            CountingUrl a = new CountingUrl(20000 + 2 * pair);
+            CountingUrl b = new CountingUrl(20001 + 2 * pair);
+            Invoker<GreetingService> toA = answeringAt(a);
+            Invoker<GreetingService> toB = answeringAt(b);
+            for (int i = 0; i < 3; i++) {
+                fresh.invoke(toA, inv);
+                fresh.invoke(toB, inv);
+            }
+            fresh.destroy();
+            assertEquals(1, a.reads.get(), "reads of " + a.getAddress() + " (pair " + pair + ")");
+            assertEquals(1, b.reads.get(), "reads of " + b.getAddress() + " (pair " + pair + ")");
+        }
+    }
+
+    /** A provider URL that counts how often the filter asks it whether it is on. */
+    private static final class CountingUrl extends URL {
+        final AtomicInteger reads = new AtomicInteger();
+
+        CountingUrl(int port) {
+            super("dubbo", "127.0.0.1", port, GreetingService.class.getName(), Map.of("timeoutcheck", "true"));
+        }
+
+        @Override
+        public boolean getMethodParameter(String method, String key, boolean defaultValue) {
+            reads.incrementAndGet();
+            return super.getMethodParameter(method, key, defaultValue);
+        }
+    }
+
+    /** @return an invoker to {@code url} whose replies are there at once, so the filter watches nothing */
+    @SuppressWarnings("unchecked")
+    private static Invoker<GreetingService> answeringAt(URL url) {
+        Invoker<GreetingService> inv = mock(Invoker.class);
+        given(inv.getUrl()).willReturn(url);
+        given(inv.getInterface()).willReturn(GreetingService.class);
+        given(inv.invoke(any())).willAnswer(i -> AsyncRpcResult.newDefaultAsyncResult("hi", i.getArgument(0)));
+        return inv;
     }
 
     /** Defect 5: {@code m.timeoutcheck=true} activates the filter in Dubbo, and it then watched every method. */
