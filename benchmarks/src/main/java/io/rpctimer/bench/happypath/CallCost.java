@@ -5,7 +5,8 @@ import io.rpctimer.bench.TwoProviders;
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.demo.provider.support.DubboNode;
 import java.util.ArrayList;
-import java.util.EnumMap;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -33,6 +34,9 @@ import org.apache.dubbo.rpc.RpcContext;
  *      [--calls 20000] [--warmup 20000] [--rounds 3] [--threads 4] [--outstanding 32] [--configs FAILBACK,WHEEL]
  *      [--modes sync,async] [--groups 1] [--retryid id]
  * </pre>
+ * A configuration may add reference parameters, {@code NAME+key=value+...}: e.g.
+ * {@code WHEEL_TIMEOUTCHECK+sendAsync.timeoutcheck=false} is the {@code timeoutcheck} filter in every call's chain,
+ * switched off for the method called, which tells the filter's presence in Dubbo's chain from its work.
  * A thread that ends during a phase loses its counts, so the figures are a lower bound; Dubbo's pools keep their
  * threads while calls flow. The providers' ledgers count only (no entry per {@code retry.id}), as in
  * {@link HappyPathComparison}. {@code --retryid id} makes every call carry that {@code retry.id} (a client
@@ -61,9 +65,9 @@ public final class CallCost {
         int threads = a.intOption("threads", 4, 1);
         int outstanding = a.intOption("outstanding", 32, 1);
         boolean groups = a.intOption("groups", 0, 0) > 0;
-        List<Config> configs = new ArrayList<>();
+        List<Variant> configs = new ArrayList<>();
         for (String c : a.option("configs", "FAILBACK,WHEEL,WHEEL_TIMEOUTCHECK").split(",")) {
-            configs.add(Config.valueOf(c.trim()));
+            configs.add(Variant.parse(c.trim()));
         }
         List<String> modes = List.of(a.option("modes", "sync,async").split(","));
         fixedRetryId = a.option("retryid", null);
@@ -74,13 +78,13 @@ public final class CallCost {
         CALLERS.prestartAllCoreThreads();
         TwoProviders rig = TwoProviders.start();
         rig.providers().forEach(p -> p.ledger().setCountsOnly(true));
-        Map<Config, DubboNode> nodes = new EnumMap<>(Config.class);
+        Map<Variant, DubboNode> nodes = new LinkedHashMap<>();
         try {
-            Map<Config, NotificationService> services = new EnumMap<>(Config.class);
-            for (Config c : configs) {
-                ReferenceConfig<NotificationService> ref = HappyPathComparison.reference(c);
-                nodes.put(c, DubboNode.create("callcost-" + c.name().toLowerCase(Locale.ROOT), rig.registry())
-                        .reference(ref).start());
+            Map<Variant, NotificationService> services = new LinkedHashMap<>();
+            for (Variant c : configs) {
+                ReferenceConfig<NotificationService> ref = HappyPathComparison.reference(c.config());
+                ref.getParameters().putAll(c.parameters());
+                nodes.put(c, DubboNode.create("callcost-" + nodes.size(), rig.registry()).reference(ref).start());
                 services.put(c, ref.get());
                 services.get(c).send(LoadPhase.CALL_ID, LoadPhase.MESSAGE);
             }
@@ -89,7 +93,7 @@ public final class CallCost {
             System.out.println("round mode  config                      B/call  threadCPU us/call  processCPU us/call  GC us/call");
             for (int round = 1; round <= rounds; round++) {
                 for (String mode : modes) {
-                    for (Config c : configs) {
+                    for (Variant c : configs) {
                         boolean sync = mode.trim().equals("sync");
                         int concurrency = sync ? threads : outstanding;
                         drive(services.get(c), sync, concurrency, warmup);
@@ -99,7 +103,7 @@ public final class CallCost {
                         drive(services.get(c), sync, concurrency, calls);
                         ThreadCost after = ThreadCost.take();
                         System.out.print(after.report(String.format(Locale.ROOT, "%5d %-5s %-26s", round,
-                                mode.trim(), c.label), before, calls, groups));
+                                mode.trim(), c.label()), before, calls, groups));
                     }
                 }
             }
@@ -108,6 +112,42 @@ public final class CallCost {
             rig.close();
         }
         System.exit(0); // Dubbo's and ZooKeeper's leftover threads are not all daemons
+    }
+
+    /**
+     * One consumer configuration of a run: a {@link Config} and the reference parameters it adds.
+     *
+     * @param label the configuration's label, then each added parameter
+     */
+    record Variant(Config config, Map<String, String> parameters, String label) {
+
+        /**
+         * @param spec {@code NAME} or {@code NAME+key=value+...}, NAME a {@link Config}
+         * @throws IllegalArgumentException naming the spec, if NAME is no configuration or a parameter has no
+         *     {@code =}
+         */
+        static Variant parse(String spec) {
+            String[] parts = spec.split("\\+");
+            Config config;
+            try {
+                config = Config.valueOf(parts[0]);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("configs: " + spec + " (expected: one of "
+                        + Arrays.toString(Config.values()) + ", then +key=value...)");
+            }
+            Map<String, String> parameters = new LinkedHashMap<>();
+            StringBuilder label = new StringBuilder(config.label);
+            for (int i = 1; i < parts.length; i++) {
+                int eq = parts[i].indexOf('=');
+                if (eq <= 0) {
+                    throw new IllegalArgumentException("configs: " + spec + " (expected: key=value after a +, got "
+                            + parts[i] + ")");
+                }
+                parameters.put(parts[i].substring(0, eq), parts[i].substring(eq + 1));
+                label.append('+').append(parts[i]);
+            }
+            return new Variant(config, Map.copyOf(parameters), label.toString());
+        }
     }
 
     /** With {@code --retryid}: every call carries that {@code retry.id}. */

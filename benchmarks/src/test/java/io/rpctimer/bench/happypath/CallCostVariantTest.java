@@ -1,0 +1,38 @@
+package io.rpctimer.bench.happypath;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class CallCostVariantTest {
+
+    @Test
+    void aConfigurationAlone() {
+        CallCost.Variant v = CallCost.Variant.parse("WHEEL");
+        assertEquals(Config.WHEEL, v.config());
+        assertEquals(Map.of(), v.parameters());
+        assertEquals("wheelfailback", v.label());
+    }
+
+    @Test
+    void addedParametersGoToTheReferenceAndTheLabel() {
+        CallCost.Variant v = CallCost.Variant.parse("WHEEL_TIMEOUTCHECK+sendAsync.timeoutcheck=false+a=b=c");
+        assertEquals(Config.WHEEL_TIMEOUTCHECK, v.config());
+        assertEquals(Map.of("sendAsync.timeoutcheck", "false", "a", "b=c"), v.parameters());
+        assertEquals("wheelfailback+timeoutcheck+sendAsync.timeoutcheck=false+a=b=c", v.label());
+    }
+
+    @Test
+    void badSpecsAreNamed() {
+        IllegalArgumentException noConfig = assertThrows(IllegalArgumentException.class,
+                () -> CallCost.Variant.parse("WHEELS"));
+        assertTrue(noConfig.getMessage().startsWith("configs: WHEELS (expected: one of"), noConfig.getMessage());
+        IllegalArgumentException noValue = assertThrows(IllegalArgumentException.class,
+                () -> CallCost.Variant.parse("WHEEL+timeoutcheck"));
+        assertEquals("configs: WHEEL+timeoutcheck (expected: key=value after a +, got timeoutcheck)",
+                noValue.getMessage());
+    }
+}
