@@ -12,8 +12,10 @@ import static org.mockito.Mockito.mock;
 import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
 import io.rpctimer.wheel.Timeout;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,6 +24,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,6 +32,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.rpc.AppResponse;
 import org.apache.dubbo.rpc.AsyncRpcResult;
+import org.apache.dubbo.rpc.Invocation;
 import org.apache.dubbo.rpc.InvokeMode;
 import org.apache.dubbo.rpc.Invoker;
 import org.apache.dubbo.rpc.Result;
@@ -220,6 +224,82 @@ class TimeoutCheckFilterTest {
             assertEquals(1, a.reads.get(), "reads of " + a.getAddress() + " (pair " + pair + ")");
             assertEquals(1, b.reads.get(), "reads of " + b.getAddress() + " (pair " + pair + ")");
         }
+    }
+
+    /**
+     * Callers racing on the cache, over three times more URLs than it holds (so keys keep replacing each other in
+     * slots other threads are reading), each get their own URL's setting: every call to a URL that has the filter on
+     * is watched, and no call to one that has it off.
+     */
+    @Test
+    void racingCallersEachGetTheirOwnUrlsSetting() throws Exception {
+        int urls = 384;
+        List<Invoker<GreetingService>> invokers = new ArrayList<>();
+        for (int i = 0; i < urls; i++) {
+            invokers.add(pendingAt(URL.valueOf("dubbo://127.0.0.1:" + (30000 + i) + "/" + GreetingService.class.getName()
+                    + "?timeout=5000&timeoutcheck=" + (i % 2 == 0))));
+        }
+        int threads = 4;
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService callers = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<Integer>> mistakes = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                RpcInvocation inv = call("sayHello", InvokeMode.FUTURE);
+                long seed = t;
+                mistakes.add(callers.submit(() -> {
+                    Random random = new Random(seed);
+                    int wrong = 0;
+                    start.await();
+                    for (int i = 0; i < 20_000; i++) {
+                        int k = random.nextInt(urls);
+                        AsyncRpcResult r = (AsyncRpcResult) filter.invoke(invokers.get(k), inv);
+                        if (watched(r) != (k % 2 == 0)) {
+                            wrong++;
+                        }
+                        r.getResponseFuture().complete(new AppResponse("hi")); // cancels the wheel timeout
+                    }
+                    return wrong;
+                }));
+            }
+            start.countDown();
+            for (Future<Integer> m : mistakes) {
+                assertEquals(0, m.get(30, TimeUnit.SECONDS), "calls that got another URL's setting");
+            }
+        } finally {
+            callers.shutdownNow();
+        }
+    }
+
+    /** @return an invoker to {@code url} whose replies never come, on the test's callback executor */
+    private Invoker<GreetingService> pendingAt(URL url) {
+        return new Invoker<>() {
+            @Override
+            public Class<GreetingService> getInterface() {
+                return GreetingService.class;
+            }
+
+            @Override
+            public Result invoke(Invocation invocation) {
+                AsyncRpcResult result = new AsyncRpcResult(new CompletableFuture<>(), invocation);
+                result.setExecutor(callbackExecutor);
+                return result;
+            }
+
+            @Override
+            public URL getUrl() {
+                return url;
+            }
+
+            @Override
+            public boolean isAvailable() {
+                return true;
+            }
+
+            @Override
+            public void destroy() {
+            }
+        };
     }
 
     /** A provider URL that counts how often the filter asks it whether it is on. */
