@@ -106,12 +106,12 @@ public class TimeoutCheckFilter implements Filter, Disposable {
     private Setting setting(Invoker<?> invoker, URL url, String method) {
         int hash = (System.identityHashCode(url) * 31 + method.hashCode()) * 0x9E3779B9;
         int first = hash >>> (32 - SETTINGS_BITS);
-        // an odd step of 1 to 127 slots from the first: never the first itself
-        int second = (first + 1 + ((hash >>> 8) & (SETTINGS_SLOTS - 2))) & (SETTINGS_SLOTS - 1);
         Setting s = settings[first];
         if (s != null && s.url() == url && s.method().equals(method)) {
             return s;
         }
+        // an odd step of 1 to 127 slots from the first: never the first itself
+        int second = (first + 1 + ((hash >>> 8) & (SETTINGS_SLOTS - 2))) & (SETTINGS_SLOTS - 1);
         Setting t = settings[second];
         if (t != null && t.url() == url && t.method().equals(method)) {
             return t;
