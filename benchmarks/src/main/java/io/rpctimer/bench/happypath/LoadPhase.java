@@ -47,7 +47,8 @@ final class LoadPhase {
      *
      * @param behind open loop: slots due by the end of the measurement that no caller had sent yet (the callers fell
      *               behind the rate, and those calls' latencies are missing); 0 for closed loop
-     * @param cpuNanos the process's CPU time over the measurement, every thread of the JVM included
+     * @param cpuNanos the process's CPU time over the measurement, every thread of the JVM included; the operating
+     *                 system counts it in clock ticks (10 ms on Linux), so a short phase may read 0
      * @param gcMillis the collectors' time over the measurement
      */
     record Result(Histogram latencyNanos, long answered, long failed, double seconds, long behind, long cpuNanos,
