@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import org.apache.dubbo.rpc.RpcContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -40,16 +38,10 @@ class FailbackJournalDownIT {
 
     @DynamicPropertySource
     static void consumerProperties(DynamicPropertyRegistry registry) throws Exception {
-        Infrastructure infrastructure = InfrastructureExtension.infrastructure();
-        List<String> all = new ArrayList<>(TestApps.common(CONSUMER, infrastructure.zooKeeper()));
-        all.addAll(infrastructure.dataSource());
-        all.addAll(List.of(
+        TestApps.consumer(registry, CONSUMER, InfrastructureExtension.infrastructure(),
                 "rpc-timer.default-cluster=true",
                 "rpc-timer.failback.delay=60s",
-                "rpc-timer.failback.store=datasource",
-                "management.endpoints.web.exposure.include=health,failback",
-                "management.endpoint.health.show-details=always"));
-        TestApps.register(registry, all);
+                "rpc-timer.failback.store=datasource");
     }
 
     private String call(String retryId) {

@@ -62,19 +62,14 @@ class FailbackStarterIT {
     @DynamicPropertySource
     static void consumerProperties(DynamicPropertyRegistry registry) throws Exception {
         infrastructure = InfrastructureExtension.infrastructure();
-        List<String> all = new ArrayList<>(TestApps.common(CONSUMER, infrastructure.zooKeeper()));
-        all.addAll(infrastructure.dataSource());
-        all.addAll(List.of(
+        TestApps.consumer(registry, CONSUMER, infrastructure,
                 "rpc-timer.default-cluster=true",
                 "rpc-timer.retries=1000",
                 "rpc-timer.failback.delay=200",
                 "rpc-timer.failback.max-delay=500ms",
                 "rpc-timer.failback.jitter=0",
                 "rpc-timer.failback.store=datasource",
-                "rpc-timer.health.max-pending-age=300ms",
-                "management.endpoints.web.exposure.include=health,failback",
-                "management.endpoint.health.show-details=always"));
-        TestApps.register(registry, all);
+                "rpc-timer.health.max-pending-age=300ms");
     }
 
     private static String retryId(int i) {

@@ -65,6 +65,20 @@ public final class TestApps {
                 "dubbo.service.shutdown.wait=300"));
     }
 
+    /**
+     * Registers a consumer's properties: {@link #common}, the database as its {@code DataSource}, the Actuator's
+     * {@code health} and {@code failback} over HTTP with details, then {@code extra}.
+     */
+    public static void consumer(DynamicPropertyRegistry registry, String application, Infrastructure infrastructure,
+                                String... extra) {
+        List<String> all = common(application, infrastructure.zooKeeper());
+        all.addAll(infrastructure.dataSource());
+        all.addAll(List.of("management.endpoints.web.exposure.include=health,failback",
+                "management.endpoint.health.show-details=always"));
+        all.addAll(List.of(extra));
+        register(registry, all);
+    }
+
     /** Gives each {@code key=value} of {@code properties} to a {@code @DynamicPropertySource} registry. */
     public static void register(DynamicPropertyRegistry registry, List<String> properties) {
         for (String p : properties) {
