@@ -59,6 +59,7 @@ public class FailbackHealthIndicator implements HealthIndicator {
                     lateReferences.put(r.serviceKey(), r.oldestPendingAgeMillis());
                 }
             }
+            // not ||: every read must record the failure count, whatever the description says
             failing |= s.journal().contains(JOURNAL_FAILING)
                     | journalFailures.recent(s.application(), s.journalFailures());
             late |= !lateReferences.isEmpty();
