@@ -15,8 +15,8 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  * {@link ApplicationDeployListener} ({@code META-INF/dubbo/org.apache.dubbo.common.deploy.ApplicationDeployListener}),
  * so Dubbo makes one per application.
  *
- * <p>The meters are bound when the application initializes (its metrics configuration, which picks the registry, is
- * loaded by then), before any of its references exists, and removed when it stops. One {@link RetryListener} added
+ * <p>The meters are bound when the application initializes, or, if it has no name yet then (its configuration comes
+ * from properties), when it starts; either way before any of its references exists. They are removed when it stops. One {@link RetryListener} added
  * to {@link WheelFailback} routes every retry event to the meters of the event's application, so no event is missed
  * whenever a reference is created. Applications are told apart by name, as Dubbo's own meters tell them apart.
  *
@@ -62,6 +62,15 @@ public final class FailbackMeterListener implements ApplicationDeployListener {
 
     @Override
     public synchronized void onInitialize(ApplicationModel app) {
+        bind(app);
+    }
+
+    /**
+     * Binds the meters once the application has a name. Dubbo calls {@link #onInitialize} before it loads the
+     * application's configuration, so an application configured by properties (Spring Boot's {@code
+     * dubbo.application.name}) is named only by {@link #onStarting}, which still comes before its references exist.
+     */
+    private void bind(ApplicationModel app) {
         String name = app.tryGetApplicationName();
         if (binding != null || name == null || !micrometerPresent()) {
             return; // Dubbo's internal application has no name and no wheelfailback reference
@@ -73,6 +82,11 @@ public final class FailbackMeterListener implements ApplicationDeployListener {
         }
     }
 
+    /** @return whether the meters of {@code application} are bound (tests) */
+    static boolean bound(String application) {
+        return BY_APPLICATION.containsKey(application);
+    }
+
     private static void route(RetryEvent event) {
         Binding b = event.application() == null ? null : BY_APPLICATION.get(event.application());
         if (b != null) {
@@ -81,8 +95,8 @@ public final class FailbackMeterListener implements ApplicationDeployListener {
     }
 
     @Override
-    public void onStarting(ApplicationModel app) {
-        // bound at onInitialize
+    public synchronized void onStarting(ApplicationModel app) {
+        bind(app); // if its name was not known at onInitialize
     }
 
     @Override

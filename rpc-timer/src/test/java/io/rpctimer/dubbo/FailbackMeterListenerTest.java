@@ -8,19 +8,37 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.net.URL;
 import java.net.URLClassLoader;
 import org.apache.dubbo.common.deploy.ApplicationDeployListener;
+import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.rpc.model.ApplicationModel;
 import org.apache.dubbo.rpc.model.FrameworkModel;
 import org.junit.jupiter.api.Test;
 
 /**
- * The meters are optional: without Micrometer on the classpath, the deploy listener that Dubbo loads for every
- * application must neither fail nor load the Micrometer-facing class.
+ * The deploy listener that binds the failback meters: it binds them whenever the application's name becomes known,
+ * and without Micrometer on the classpath it must neither fail nor load the Micrometer-facing class.
  */
 class FailbackMeterListenerTest {
 
     @Test
     void micrometerPresent_onTheTestClasspath_true() {
         assertTrue(FailbackMeterListener.micrometerPresent());
+    }
+
+    @Test
+    void anApplicationNamedOnlyAfterItsInitialization_getsItsMetersWhenItStarts() {
+        FrameworkModel framework = new FrameworkModel();
+        try {
+            ApplicationModel app = framework.newApplication();
+            FailbackMeterListener listener = new FailbackMeterListener();
+            listener.onInitialize(app); // as Dubbo does, before it loads the application's configuration
+            app.getApplicationConfigManager().setApplication(new ApplicationConfig("named-by-properties"));
+            listener.onStarting(app);
+            assertTrue(FailbackMeterListener.bound("named-by-properties"));
+            listener.onStopped(app);
+            assertFalse(FailbackMeterListener.bound("named-by-properties"));
+        } finally {
+            framework.destroy();
+        }
     }
 
     @Test
