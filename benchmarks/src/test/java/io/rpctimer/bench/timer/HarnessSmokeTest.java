@@ -111,6 +111,17 @@ class HarnessSmokeTest {
     }
 
     @Test
+    void cpuHarnessAccountsEveryMeasuredWindow() throws InterruptedException {
+        Map<String, Object> r = ScheduleCancelCpuHarness.measure(TimerImpl.RPC_TIMER, 2, 1_000, 1, 2, 50);
+        assertEquals(2, r.get("windows"));
+        assertTrue((double) r.get("opsPerUs") > 0, r.toString());
+        assertTrue((double) r.get("producerNsPerOp") > 0, r.toString());
+        assertTrue((double) r.get("workerNsPerOp") >= 0, r.toString());
+        // the worker wakes about once per 10 ms tick; /proc may be missing (-1), never negative otherwise
+        assertTrue((double) r.get("workerVoluntaryPerSec") >= -1, r.toString());
+    }
+
+    @Test
     void jvmFlagsKeepNettysUnsafeOnNewJdks() {
         // Netty 4.2 turns Unsafe off by itself on JDK 24+ unless this flag is given; the other timers keep it
         assertEquals(Runtime.version().feature() >= 24, BenchConfig.jvmFlags()
