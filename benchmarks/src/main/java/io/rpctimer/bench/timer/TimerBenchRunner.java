@@ -182,11 +182,14 @@ public final class TimerBenchRunner {
         String base = "timer-" + settings.name() + BenchConfig.jvmSuffix()
                 + (cases.equals(CASES) ? "" : "-" + String.join("+", cases));
         Files.writeString(out.resolve(base + ".json"), Json.write(results), StandardCharsets.UTF_8);
-        Files.writeString(out.resolve(base + ".md"), ResultsReport.markdown(results, base + ".png"),
-                StandardCharsets.UTF_8);
-        ResultsChart.write(results, out.resolve(base + ".png"));
-        System.out.println(ResultsReport.markdown(results, base + ".png"));
-        System.out.println("written: " + out.resolve(base + ".json") + ", .md, .png");
+        // the chart draws every case: a run of some cases has its tables only
+        String png = cases.equals(CASES) ? base + ".png" : null;
+        Files.writeString(out.resolve(base + ".md"), ResultsReport.markdown(results, png), StandardCharsets.UTF_8);
+        if (png != null) {
+            ResultsChart.write(results, out.resolve(png));
+        }
+        System.out.println(ResultsReport.markdown(results, png));
+        System.out.println("written: " + out.resolve(base + ".json") + ", .md" + (png != null ? ", .png" : ""));
     }
 
     private static Map<String, Object> settingsMap(RunSettings s) {

@@ -1,6 +1,7 @@
 package io.rpctimer.bench.timer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -180,6 +181,16 @@ class HarnessSmokeTest {
             }
         }
         return met;
+    }
+
+    @Test
+    void reportOfCaseOneAloneHasItsTablesAndNoChart() {
+        Map<String, Object> results = syntheticResults();
+        List.of("fireAll", "memory", "lateness", "idleCpu").forEach(results::remove);
+        ResultsReport.analyse(results);
+        String md = ResultsReport.markdown(results, null);
+        assertTrue(md.contains("| rpc-timer | 1 thread, empty | 20.0, 20.0 | 20.0–20.0 |"), md);
+        assertFalse(md.contains("!["), md);
     }
 
     @Test
