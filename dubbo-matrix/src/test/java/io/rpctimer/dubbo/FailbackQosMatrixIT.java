@@ -30,33 +30,23 @@ class FailbackQosMatrixIT {
 
     private static final String APP = "matrix-consumer";
 
-    private final ScriptedGreetingService s1 = new ScriptedGreetingService("p1");
-    private final ScriptedGreetingService s2 = new ScriptedGreetingService("p2");
     private final int qosPort = DubboNode.freePort();
     private final QosClient qos = new QosClient(qosPort);
-    private DubboNode p1;
-    private DubboNode p2;
+    private HangingProviders providers;
     private FrameworkModel framework;
 
     @BeforeEach
     void start() {
-        s1.mode = ScriptedGreetingService.Mode.HANG;
-        s2.mode = ScriptedGreetingService.Mode.HANG;
-        s1.hangMillis = 30_000;
-        s2.hangMillis = 30_000;
-        p1 = DubboNode.provider("p1", s1);
-        p2 = DubboNode.provider("p2", s2);
+        providers = new HangingProviders();
     }
 
     @AfterEach
     void stop() {
-        s1.releaseHung();
-        s2.releaseHung();
+        providers.release();
         if (framework != null) {
             framework.destroy();
         }
-        p1.close();
-        p2.close();
+        providers.close();
     }
 
     @Test
@@ -74,8 +64,7 @@ class FailbackQosMatrixIT {
         assertTrue(history.contains("retry.id=matrix-1:\n"), history);
         assertTrue(history.contains("SCHEDULED application=" + APP), history);
 
-        s1.releaseHung();
-        s2.releaseHung();
+        providers.release();
         await().atMost(Duration.ofSeconds(30)).until(() -> qos.get("/failback"),
                 out -> out.contains("application " + APP + ": failedCalls=1 pending=0 delivered=1"));
     }
@@ -86,7 +75,7 @@ class FailbackQosMatrixIT {
         ref.setTimeout(200);
         ref.setParameters(new HashMap<>(Map.of("failback.delay", "400", "failback.jitter", "0",
                 "failback.multiplier", "1", "retries", "1000")));
-        DubboNode.aim(ref, p1, p2);
+        providers.aim(ref);
         framework = new FrameworkModel();
         ApplicationModel app = framework.newApplication();
         DubboBootstrap.getInstance(app).application(QosClient.application(APP, qosPort))

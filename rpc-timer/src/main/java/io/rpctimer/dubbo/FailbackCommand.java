@@ -24,8 +24,7 @@ import org.apache.dubbo.rpc.model.FrameworkModel;
  *
  * <p><b>Threading:</b> stateless apart from the framework it reports on; thread-safe.
  */
-@Cmd(name = "failback", summary = "wheelfailback: pending retries per application and reference, the wheel;"
-        + " 'failback <retry.id>' shows one call's history", example = {"failback", "failback 3f2a-0001"},
+@Cmd(name = FailbackQos.NAME, summary = FailbackQos.SUMMARY, example = {FailbackQos.OVERVIEW, FailbackQos.HISTORY},
         requiredPermissionLevel = PermissionLevel.PUBLIC)
 public final class FailbackCommand implements BaseCommand {
 

@@ -19,6 +19,13 @@ import org.apache.dubbo.rpc.model.FrameworkModel;
  */
 final class FailbackQos {
 
+    /** The command's name, summary and examples, for both QoS interfaces' {@code @Cmd}. */
+    static final String NAME = "failback";
+    static final String SUMMARY = "wheelfailback: pending retries per application and reference, the wheel;"
+            + " 'failback <retry.id>' shows one call's history";
+    static final String OVERVIEW = "failback";
+    static final String HISTORY = "failback 3f2a-0001";
+
     private FailbackQos() {
     }
 

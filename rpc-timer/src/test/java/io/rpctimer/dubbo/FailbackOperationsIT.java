@@ -36,30 +36,21 @@ class FailbackOperationsIT {
     private static final String APP = "ops-consumer";
     private static final String IFACE = GreetingService.class.getName();
 
-    private final ScriptedGreetingService s1 = new ScriptedGreetingService("p1");
-    private final ScriptedGreetingService s2 = new ScriptedGreetingService("p2");
     private final PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final int qosPort = DubboNode.freePort();
     private final QosClient qos = new QosClient(qosPort);
-    private DubboNode p1;
-    private DubboNode p2;
+    private HangingProviders providers;
     private FrameworkModel framework;
     private MeterRegistry dubboRegistry;
 
     @BeforeEach
     void start() {
-        s1.mode = ScriptedGreetingService.Mode.HANG;
-        s2.mode = ScriptedGreetingService.Mode.HANG;
-        s1.hangMillis = 30_000;
-        s2.hangMillis = 30_000;
-        p1 = DubboNode.provider("p1", s1);
-        p2 = DubboNode.provider("p2", s2);
+        providers = new HangingProviders();
     }
 
     @AfterEach
     void stop() {
-        s1.releaseHung();
-        s2.releaseHung();
+        providers.release();
         if (framework != null) {
             framework.destroy();
         }
@@ -67,8 +58,7 @@ class FailbackOperationsIT {
             c.remove(prometheus);
         }
         prometheus.close();
-        p1.close();
-        p2.close();
+        providers.close();
     }
 
     @Test
@@ -97,8 +87,7 @@ class FailbackOperationsIT {
         print("failback (pending)", overview);
         print("failback ops-notify-1", history);
 
-        s1.releaseHung();
-        s2.releaseHung();
+        providers.release();
         await().atMost(Duration.ofSeconds(30)).until(() -> scrape().contains(series("outcomes_total",
                 "notify", "delivered")));
         String scrape = scrape();
@@ -125,12 +114,11 @@ class FailbackOperationsIT {
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(200);
         ref.setParameters(new java.util.HashMap<>(Map.of("failback.delay", "200", "failback.jitter", "0")));
-        DubboNode.aim(ref, p1, p2);
+        providers.aim(ref);
         GreetingService svc = ref.get();
 
         assertNull(svc.notify("late"));
-        s1.releaseHung();
-        s2.releaseHung();
+        providers.release();
         await().atMost(Duration.ofSeconds(30)).until(() -> scrape().contains(series("outcomes_total",
                 "notify", "delivered")));
     }
@@ -140,7 +128,7 @@ class FailbackOperationsIT {
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(200);
         ref.setParameters(new java.util.HashMap<>(params));
-        DubboNode.aim(ref, p1, p2);
+        providers.aim(ref);
         startConsumer(ref);
         return ref.get();
     }
