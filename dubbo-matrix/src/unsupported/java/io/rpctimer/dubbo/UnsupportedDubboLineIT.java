@@ -30,6 +30,8 @@ class UnsupportedDubboLineIT {
 
     /** The Dubbo on the classpath, as the profile names it. */
     private static final String LINE = System.getProperty("matrix.dubbo.version");
+    /** One application for the JVM: Dubbo 2.7 and 3.0 keep one JVM-wide config manager that refuses a second. */
+    private static final ApplicationConfig APPLICATION = application();
 
     @Test
     void theRunningDubboIsTheProfilesLine() {
@@ -55,7 +57,7 @@ class UnsupportedDubboLineIT {
         ProtocolConfig protocol = new ProtocolConfig("dubbo", freePort());
         protocol.setHost("127.0.0.1");
         ServiceConfig<GreetingService> service = new ServiceConfig<>();
-        service.setApplication(application("unsupported-provider"));
+        service.setApplication(APPLICATION);
         service.setRegistry(new RegistryConfig(RegistryConfig.NO_AVAILABLE));
         service.setProtocol(protocol);
         service.setInterface(GreetingService.class);
@@ -71,7 +73,7 @@ class UnsupportedDubboLineIT {
     /** A reference straight to two providers that are never connected (lazy), so that a cluster joins them. */
     private static ReferenceConfig<GreetingService> reference(Map<String, String> parameters) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
-        ref.setApplication(application("unsupported-consumer"));
+        ref.setApplication(APPLICATION);
         ref.setInterface(GreetingService.class);
         ref.setUrl("dubbo://127.0.0.1:" + freePort() + ";dubbo://127.0.0.1:" + freePort());
         ref.setCheck(false);
@@ -80,8 +82,8 @@ class UnsupportedDubboLineIT {
         return ref;
     }
 
-    private static ApplicationConfig application(String name) {
-        ApplicationConfig ac = new ApplicationConfig(name);
+    private static ApplicationConfig application() {
+        ApplicationConfig ac = new ApplicationConfig("unsupported-line");
         ac.setQosEnable(false);
         return ac;
     }

@@ -90,16 +90,28 @@ public class TimeoutCheckFilter implements Filter {
         }
         // read before invoking: an async AsyncRpcResult clears the caller's RpcContext. A call's own timeout
         // attachment wins over the URL's, as in RpcUtils.getTimeout, which reads them in this order
-        RpcContext context = RpcContext.getClientAttachment();
-        long timeoutMillis = context.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
-                || invocation.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
-                ? RpcUtils.getTimeout(url, method, context, invocation, CommonConstants.DEFAULT_TIMEOUT)
-                : setting.timeoutMillis();
+        long timeoutMillis = CallTimeout.millis(url, method, invocation, setting.timeoutMillis());
         Result result = invoker.invoke(invocation);
         if (timeoutMillis > 0 && result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
             watch(async, url, invocation, setting.onTimeout(), timeoutMillis);
         }
         return result;
+    }
+
+    /**
+     * A call's own timeout attachment, else the URL's. Apart from the filter so that verifying the filter's class never
+     * loads Dubbo 3's {@code RpcContextAttachment}: Dubbo 2.7 must be able to load the filter for it to report that
+     * the line is unsupported.
+     */
+    private static final class CallTimeout {
+
+        static long millis(URL url, String method, Invocation invocation, long fromUrl) {
+            RpcContext context = RpcContext.getClientAttachment();
+            return context.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
+                    || invocation.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
+                    ? RpcUtils.getTimeout(url, method, context, invocation, CommonConstants.DEFAULT_TIMEOUT)
+                    : fromUrl;
+        }
     }
 
     /**
