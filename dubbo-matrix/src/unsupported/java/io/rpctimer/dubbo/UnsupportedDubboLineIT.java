@@ -89,8 +89,9 @@ class UnsupportedDubboLineIT {
     }
 
     /**
-     * The failure carries rpc-timer's message (Dubbo may wrap it in its own "couldn't be instantiated"), and nothing
-     * on the way is a linkage error.
+     * The failure carries rpc-timer's message, and nothing on the way is a linkage error. Dubbo may wrap it: 2.7 reports
+     * a filter whose constructor threw as "Extension instance (name: timeoutcheck, ...) couldn't be instantiated: null",
+     * with rpc-timer's exception as the cause.
      */
     private static void assertUnsupported(Throwable thrown, String feature) {
         Throwable ours = null;
@@ -105,7 +106,6 @@ class UnsupportedDubboLineIT {
         String expected = "rpc-timer supports Dubbo 3.1 to 3.3; this is Dubbo " + LINE + ", which has no ";
         assertTrue(ours.getMessage().startsWith(expected), ours.getMessage());
         assertTrue(ours.getMessage().endsWith(", so " + feature + " cannot run on it"), ours.getMessage());
-        assertTrue(thrown.getMessage().contains(ours.getMessage()), "the top-level message says it too: " + thrown);
         System.out.println("---8<--- Dubbo " + LINE + ", " + feature + "\n" + thrown + "\n---8<---");
     }
 
