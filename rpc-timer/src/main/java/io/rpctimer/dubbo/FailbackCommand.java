@@ -1,10 +1,5 @@
 package io.rpctimer.dubbo;
 
-import io.rpctimer.retry.RetryLifecycle;
-import java.util.List;
-import java.util.Objects;
-import java.util.Set;
-import java.util.stream.Collectors;
 import org.apache.dubbo.qos.api.BaseCommand;
 import org.apache.dubbo.qos.api.Cmd;
 import org.apache.dubbo.qos.api.CommandContext;
@@ -12,14 +7,15 @@ import org.apache.dubbo.qos.api.PermissionLevel;
 import org.apache.dubbo.qos.common.QosConstants;
 import org.apache.dubbo.qos.permission.DefaultAnonymousAccessPermissionChecker;
 import org.apache.dubbo.qos.permission.PermissionChecker;
-import org.apache.dubbo.rpc.model.ApplicationModel;
 import org.apache.dubbo.rpc.model.FrameworkModel;
 
 /**
  * The read-only QoS command {@code failback} ({@code META-INF/dubbo/org.apache.dubbo.qos.api.BaseCommand}).
  * {@code failback} lists, for each application of this Dubbo framework with a {@code wheelfailback} reference, its
  * counters and journal, then per reference its pending retries, oldest pending age, budget and counters, then the
- * shared wheel's stats. {@code failback <retry.id>} shows that call's recorded steps.
+ * shared wheel's stats. {@code failback <retry.id>} shows that call's recorded steps ({@link FailbackQos}). Dubbo
+ * 3.2 and later read this class's SPI file; Dubbo 3.1, whose QoS interface lives elsewhere, runs
+ * {@link LegacyFailbackCommand}.
  *
  * <p>Permission: Dubbo checks a command's level from its {@link Cmd} annotation alone, before it sees the
  * arguments, so the annotation says {@code PUBLIC} (the overview shows counts and service names only) and the
@@ -28,8 +24,7 @@ import org.apache.dubbo.rpc.model.FrameworkModel;
  *
  * <p><b>Threading:</b> stateless apart from the framework it reports on; thread-safe.
  */
-@Cmd(name = "failback", summary = "wheelfailback: pending retries per application and reference, the wheel;"
-        + " 'failback <retry.id>' shows one call's history", example = {"failback", "failback 3f2a-0001"},
+@Cmd(name = FailbackQos.NAME, summary = FailbackQos.SUMMARY, example = {FailbackQos.OVERVIEW, FailbackQos.HISTORY},
         requiredPermissionLevel = PermissionLevel.PUBLIC)
 public final class FailbackCommand implements BaseCommand {
 
@@ -41,25 +36,7 @@ public final class FailbackCommand implements BaseCommand {
 
     @Override
     public String execute(CommandContext context, String[] args) {
-        List<RetryLifecycle> lifecycles = lifecycles();
-        if (args == null || args.length == 0) {
-            return FailbackReport.overview(lifecycles, WheelFailback.wheelStats());
-        }
-        if (args.length > 1) {
-            return "usage: failback [retry.id] (got " + args.length + " arguments)";
-        }
-        if (!mayReadHistory(context)) {
-            return "Permission denied: 'failback <retry.id>' requires " + PermissionLevel.PROTECTED
-                    + " (qos.anonymous.access.permission.level, or an address in qos.accept.foreign.ip.whitelist)";
-        }
-        return FailbackReport.history(args[0], lifecycles);
-    }
-
-    /** @return the lifecycles of this framework's applications, by name (one JVM may hold several frameworks) */
-    private List<RetryLifecycle> lifecycles() {
-        Set<String> names = framework.getApplicationModels().stream().map(ApplicationModel::tryGetApplicationName)
-                .filter(Objects::nonNull).collect(Collectors.toSet());
-        return WheelFailback.lifecycles().stream().filter(l -> names.contains(l.application())).toList();
+        return FailbackQos.answer(framework, args, () -> mayReadHistory(context));
     }
 
     /** As Dubbo's command executor decides: only anonymous access is checked, with the configured checker. */
