@@ -154,7 +154,8 @@ public final class ChaosConsumer {
         line("STATS failed=" + s.failedCalls() + " pending=" + s.pending() + " retriesSent=" + s.retriesSent()
                 + " delivered=" + s.delivered() + " abandoned=" + s.abandoned() + " rejected=" + s.rejected()
                 + " handedOver=" + s.handedOver() + " resumed=" + resumed + " journalFailures=" + journalFailures
-                + " issued=" + (load == null ? 0 : load.issued()) + " told=" + (load == null ? 0 : load.told()));
+                + " issued=" + (load == null ? 0 : load.issued()) + " told=" + (load == null ? 0 : load.told())
+                + " skipped=" + (load == null ? 0 : load.skipped()));
     }
 
     private void line(String s) {

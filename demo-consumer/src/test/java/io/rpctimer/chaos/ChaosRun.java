@@ -96,7 +96,7 @@ final class ChaosRun {
         List<String> failedFaults = faults.injected().stream().filter(i -> i.failure() != null)
                 .map(i -> i.fault() + ": " + i.failure()).toList();
         FleetCheck check = FleetCheck.of(CallerRecords.read(fleet.incarnations()), ProviderRecords.all(),
-                fleet.incarnations(), stats, left, failedFaults);
+                fleet.incarnations(), stats, left, failedFaults, VerdictStore.doneFailed());
         String summary = new ChaosSummary(settings, schedule, faults.injected(), fleet.incarnations(), stats, check,
                 drained, drainMillis, (System.nanoTime() - startNanos) / 1_000_000).text();
         Path file = dir.resolve("summary.txt");

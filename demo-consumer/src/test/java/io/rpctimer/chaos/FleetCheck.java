@@ -1,5 +1,6 @@
 package io.rpctimer.chaos;
 
+import io.rpctimer.demo.provider.api.NotificationService;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -17,8 +18,8 @@ import java.util.TreeSet;
  *   <li>{@code lost}: a call whose caller was told it was accepted (a reply, or the failback result) never ran, and
  *       no instance reported it ABANDONED;</li>
  *   <li>{@code ran twice}: a call ran to completion more than once at the providers, every run claimed by
- *       {@code retrydedup} (runs the store could not protect are counted apart: a store outage costs deduplication by
- *       design);</li>
+ *       {@code retrydedup} and marked done (runs the store could not claim or mark done are counted apart: a store
+ *       outage costs deduplication by design);</li>
  *   <li>{@code told rejected, yet ran}: the caller was told REJECTED (or got an error) and the call ran;</li>
  *   <li>{@code told delivered, never ran}: the handle said DELIVERED and no provider ran it;</li>
  *   <li>{@code double sends}: one attempt ({@code service, retry.id, retry.attempt}) reached the providers from two
@@ -56,6 +57,7 @@ final class FleetCheck {
     private final Map<String, Finding> findings = new LinkedHashMap<>();
     private final Map<String, Long> told = new TreeMap<>();
     private final Map<String, Long> ended = new TreeMap<>();
+    private Set<String> doneFailed = Set.of();
 
     private FleetCheck() {
         VIOLATIONS.forEach(v -> findings.put(v, new Finding()));
@@ -65,11 +67,13 @@ final class FleetCheck {
      * @param liveStats    instance to its counters, for the instances alive at the end
      * @param leftInJournal the journal rows left, one line each
      * @param failedFaults the faults that failed, one line each
+     * @param doneFailed   the dedup keys whose run the store failed to mark done ({@link VerdictStore#doneFailed()})
      */
     static FleetCheck of(CallerRecords callers, List<ProviderRecords.Invocation> received,
                          List<ChaosFleet.Incarnation> incarnations, Map<String, Map<String, Long>> liveStats,
-                         List<String> leftInJournal, List<String> failedFaults) {
+                         List<String> leftInJournal, List<String> failedFaults, Set<String> doneFailed) {
         FleetCheck c = new FleetCheck();
+        c.doneFailed = doneFailed;
         Map<String, List<ProviderRecords.Invocation>> byCall = new HashMap<>();
         received.forEach(i -> byCall.computeIfAbsent(i.received().callId(), k -> new ArrayList<>()).add(i));
         Map<String, List<CallerRecords.Event>> events = callers.eventsByCall();
@@ -96,14 +100,17 @@ final class FleetCheck {
                       List<CallerRecords.Event> events, boolean handleMustComplete) {
         told.merge(call.told == null ? "(never told: process ended)" : call.told, 1L, Long::sum);
         long executed = runs.stream().filter(ProviderRecords.Invocation::executed).count();
-        boolean unprotected = runs.stream().anyMatch(r -> r.executed() && r.unprotected());
+        // a store outage costs deduplication by design: a run claimed without the store, or one the store then
+        // failed to mark done (the call stays "started" until its window ends, and then may run again)
+        boolean unprotected = runs.stream().anyMatch(r -> r.executed() && r.unprotected())
+                || doneFailed.contains(dedupKey(call));
         long deliveries = executed + runs.stream().filter(ProviderRecords.Invocation::suppressed).count();
         boolean abandoned = "ABANDONED".equals(call.outcome)
                 || events.stream().anyMatch(e -> e.type().equals("ABANDONED"));
         String example = call.callId + " (" + call.service + "." + call.method + " retry.id=" + call.retryId + " by "
                 + call.instance + ", told " + call.told + ", handle " + call.outcome + ", ran " + executed + ")";
         if (executed > 1) {
-            finding(unprotected ? "ran twice, a run unprotected (dedup store down)" : "ran twice").add(example);
+            finding(unprotected ? "ran twice, the dedup store down at a run" : "ran twice").add(example);
         }
         if (deliveries > 1 && executed <= 1) {
             finding("would have run twice without retrydedup (suppressed)").add(example);
@@ -119,6 +126,13 @@ final class FleetCheck {
         if ("FAILED_BACK".equals(call.told) && call.outcome == null && handleMustComplete) {
             finding("handle never completed").add(example);
         }
+    }
+
+    /** @return the call's key in the dedup store, as {@code retrydedup} writes it */
+    private static String dedupKey(CallerRecords.Call call) {
+        String group = call.service.group();
+        return (group == null ? "" : group + "/") + NotificationService.class.getName() + "#" + call.method + "#"
+                + call.retryId;
     }
 
     private void accepted(CallerRecords.Call call, long executed, boolean abandoned, String example) {

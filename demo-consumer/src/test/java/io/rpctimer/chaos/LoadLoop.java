@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.rpc.RpcContext;
@@ -30,6 +31,9 @@ import org.apache.dubbo.rpc.RpcException;
  * O &lt;callId&gt; DELIVERED|ABANDONED|REJECTED|HANDED_OVER &lt;attempt&gt;, or O &lt;callId&gt; FAILED &lt;exception&gt;
  * </pre>
  *
+ * <p>At most {@value #CALLERS} operations are under way at once; a tick that finds every caller busy makes none
+ * ({@link #skipped()}), so a stalled fleet does not pile up a backlog that outlives the run.
+ *
  * <p><b>Threading:</b> one scheduler thread draws the operations (so the draw is the seed's alone), a pool of caller
  * threads makes them; {@link #quiesce} may be called from any thread.
  */
@@ -47,6 +51,8 @@ final class LoadLoop {
     private final ExecutorService callers = Executors.newFixedThreadPool(CALLERS, r -> daemon(r, "caller"));
     private final AtomicLong issued = new AtomicLong();
     private final AtomicLong told = new AtomicLong();
+    private final AtomicLong skipped = new AtomicLong();
+    private final Semaphore callersFree = new Semaphore(CALLERS);
     private long next; // scheduler thread only
 
     LoadLoop(String instance, Map<ChaosService, NotificationService> services, RecordFile records, long seed,
@@ -71,18 +77,32 @@ final class LoadLoop {
 
     private void draw() {
         long n = next++;
+        if (!callersFree.tryAcquire()) {
+            skipped.incrementAndGet(); // every caller still waits: the offered load yields instead of queueing up
+            return;
+        }
         if (random.nextDouble() < BUSINESS_SHARE) {
             String key = "order-" + instance + "-" + n;
-            callers.execute(() -> {
+            callers.execute(released(() -> {
                 call(instance + "-" + n + "r", ChaosService.ORDERS, true, key);
                 call(instance + "-" + n + "c", ChaosService.BILLING, false, key);
-            });
+            }));
         } else {
             ChaosService service = random.nextBoolean() ? ChaosService.ORDERS : ChaosService.BILLING;
             boolean sync = random.nextBoolean();
             String callId = instance + "-" + n;
-            callers.execute(() -> call(callId, service, sync, callId));
+            callers.execute(released(() -> call(callId, service, sync, callId)));
         }
+    }
+
+    private Runnable released(Runnable op) {
+        return () -> {
+            try {
+                op.run();
+            } finally {
+                callersFree.release();
+            }
+        };
     }
 
     private void call(String callId, ChaosService service, boolean sync, String retryId) {
@@ -156,5 +176,10 @@ final class LoadLoop {
 
     long told() {
         return told.get();
+    }
+
+    /** @return operations not made because every caller thread was still waiting for an answer */
+    long skipped() {
+        return skipped.get();
     }
 }

@@ -53,6 +53,7 @@ final class ProviderRecords {
     /** Forgets what was recorded and appends what comes next to {@code path}. */
     static synchronized void start(Path path) throws IOException {
         ALL.clear();
+        VerdictStore.clear();
         file = new RecordFile(path);
     }
 

@@ -2,6 +2,8 @@ package io.rpctimer.chaos;
 
 import io.rpctimer.dedup.Claim;
 import io.rpctimer.dedup.DedupStore;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A {@link DedupStore} that passes everything to another and remembers, on the claiming thread, what its last claim
@@ -18,6 +20,8 @@ final class VerdictStore implements DedupStore {
     enum Verdict { NONE, CLAIMED, ALREADY_DONE, IN_PROGRESS, STORE_FAILED }
 
     private static final ThreadLocal<Verdict> LAST = new ThreadLocal<>();
+    /** Keys whose run the store failed to mark done: they stay "started" until the window ends, then may run again. */
+    private static final Set<String> DONE_FAILED = ConcurrentHashMap.newKeySet();
 
     private final DedupStore delegate;
 
@@ -48,9 +52,24 @@ final class VerdictStore implements DedupStore {
         }
     }
 
+    /** @return the keys ({@code <service key>#<method>#<retry.id>}) whose run the store failed to mark done */
+    static Set<String> doneFailed() {
+        return Set.copyOf(DONE_FAILED);
+    }
+
+    /** Forgets the keys of {@link #doneFailed()}: at the start of a run. */
+    static void clear() {
+        DONE_FAILED.clear();
+    }
+
     @Override
     public void done(Claim claim) {
-        delegate.done(claim);
+        try {
+            delegate.done(claim);
+        } catch (RuntimeException e) {
+            DONE_FAILED.add(claim.key());
+            throw e;
+        }
     }
 
     @Override
