@@ -24,13 +24,14 @@ final class ChaosFleet implements AutoCloseable {
 
     /** libfaketime as Debian's {@code faketime} package installs it. */
     static final Path FAKETIME = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
-    /** How long a start may take, on a busy machine. */
-    private static final Duration START = Duration.ofSeconds(180);
+    /** How long a start may take: about 10 s on an idle machine, minutes at a load average of 30 on 2 cores. */
+    private static final Duration START = Duration.ofMinutes(5);
 
     /**
      * One incarnation of a slot.
      *
-     * @param ended how it ended: {@code KILLED}, {@code STOPPED}, or null while it runs
+     * @param ended how it ended: {@code KILLED}, {@code STOPPED}, {@code STOP_TIMED_OUT} (killed after a graceful stop
+     *              took too long), {@code NEVER_READY} (killed: it did not start in time), or null while it runs
      * @param measuredSkewMillis its clock minus the test's, read at its start (libfaketime's effect)
      */
     record Incarnation(String instance, Path records, long skewMillis, long measuredSkewMillis, String ended) {
@@ -69,7 +70,15 @@ final class ChaosFleet implements AutoCloseable {
             parameters.forEach((k, v) -> args.add(k + "=" + v));
             process = ConsumerProcess.launch("chaos-" + instance, ChaosConsumer.class.getName(), args,
                     skewMillis == 0 ? Map.of() : faketime(skewMillis));
-            String ready = process.awaitLine("READY", START);
+            String ready;
+            try {
+                ready = process.awaitLine("READY", START);
+            } catch (AssertionError | RuntimeException notReady) {
+                process.close(); // killed: its records say what it did before
+                process = null;
+                incarnations.add(new Incarnation(instance, file, skewMillis, 0, "NEVER_READY"));
+                throw notReady;
+            }
             long measured = Long.parseLong(ready.substring(ready.indexOf("epochMillis=") + 12))
                     - System.currentTimeMillis();
             current = new Incarnation(instance, file, skewMillis, measured, null);
@@ -78,7 +87,7 @@ final class ChaosFleet implements AutoCloseable {
 
         /** Ends the current incarnation: {@code kill -9}, or SIGTERM for a graceful stop. */
         synchronized void end(boolean graceful) throws InterruptedException, IOException {
-            if (process == null) {
+            if (process == null || current == null) {
                 return;
             }
             String how = graceful ? "STOPPED" : "KILLED";

@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -48,8 +49,9 @@ final class ChaosPostgres implements AutoCloseable {
     }
 
     private static EmbeddedPostgres.Builder builder(Path dataDirectory) {
+        // a start that gives up keeps the data directory's lock in this JVM for good: wait for a loaded machine
         return EmbeddedPostgres.builder().setDataDirectory(dataDirectory).setCleanDataDirectory(false)
-                .setServerConfig("max_connections", "300");
+                .setServerConfig("max_connections", "300").setPGStartupWait(Duration.ofMinutes(3));
     }
 
     /** @return the JDBC URL the consumers use, without credentials (the embedded server trusts local users) */
