@@ -52,7 +52,9 @@ final class FaultSchedule {
         while (cursor.compareTo(s.phase()) < 0) {
             Fault.Kind kind = n < firsts.size() ? firsts.get(n) : n % 3 == 2 ? providerKind(r)
                     : CONSUMER_SIDE.get(r.nextInt(CONSUMER_SIDE.size()));
-            String target = target(kind, r, s.consumers());
+            // each of the first five goes to the consumer free soonest, so that none waits past the phase
+            String target = n < firsts.size() && kind.onConsumer() ? soonestFree(busyUntil, s.consumers())
+                    : target(kind, r, s.consumers());
             Duration at = max(cursor, busyUntil.getOrDefault(target, Duration.ZERO));
             cursor = cursor.plusMillis(3_000 + r.nextInt(5_000));
             n++;
@@ -87,6 +89,17 @@ final class FaultSchedule {
             return "c" + (1 + r.nextInt(consumers));
         }
         return kind == Fault.Kind.DB_RESTART ? "db" : "p" + (1 + r.nextInt(2));
+    }
+
+    private static String soonestFree(Map<String, Duration> busyUntil, int consumers) {
+        String best = "c1";
+        for (int i = 2; i <= consumers; i++) {
+            String c = "c" + i;
+            if (busyUntil.getOrDefault(c, Duration.ZERO).compareTo(busyUntil.getOrDefault(best, Duration.ZERO)) < 0) {
+                best = c;
+            }
+        }
+        return best;
     }
 
     private static Duration holds(Fault.Kind kind, Random r, Settings s) {
