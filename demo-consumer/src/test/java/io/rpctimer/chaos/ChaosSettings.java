@@ -13,8 +13,10 @@ import java.util.Map;
  *       tail of the last faults and the drain;</li>
  *   <li>{@code chaos.consumers}: consumer JVMs in the fleet (default 3);</li>
  *   <li>{@code chaos.rate}: operations per second per consumer (default 8; a business pair is one operation);</li>
- *   <li>{@code chaos.leaseMillis}: the journal's lease the schedule plans around (default 30000, the lease of
- *       {@code failback.store=jdbc}, which the plugin does not let a URL change);</li>
+ *   <li>{@code chaos.leaseMillis}: the journal's lease ({@code failback.store.lease}; default 3000, so that faults
+ *       longer than a lease fit in a short run);</li>
+ *   <li>{@code chaos.claimMillis}: how often a live consumer claims the calls of expired leases
+ *       ({@code failback.store.claimperiod}; default 1000);</li>
  *   <li>{@code chaos.skewMillis}: the size of a skewed consumer's clock offset (default: 80% of the lease);</li>
  *   <li>{@code chaos.errorRate}: the providers' base rate of RPC errors (default 0.3).</li>
  * </ul>
@@ -24,22 +26,17 @@ import java.util.Map;
 record ChaosSettings(long seed, Duration phase, int consumers, int callsPerSecond, Duration lease,
                      Duration claimPeriod, long skewMillis, double baseErrorRate) {
 
-    /**
-     * How often a live consumer claims the entries of expired leases: the plugin's adoption period (10 s), which no
-     * setting changes.
-     */
-    static final Duration CLAIM_PERIOD = Duration.ofSeconds(10);
-
     static ChaosSettings fromSystemProperties() {
         long seed = Long.getLong("chaos.seed", System.nanoTime() & 0xFFFF_FFFFL);
-        long leaseMillis = Long.getLong("chaos.leaseMillis", 30_000);
+        long leaseMillis = Long.getLong("chaos.leaseMillis", 3_000);
         double minutes = Double.parseDouble(System.getProperty("chaos.minutes", "1"));
         if (minutes <= 0 || minutes > 24 * 60) {
             throw new IllegalArgumentException("chaos.minutes: " + minutes + " (expected: > 0 and <= 1440)");
         }
         return new ChaosSettings(seed, Duration.ofMillis(Math.round(minutes * 60_000)),
                 Integer.getInteger("chaos.consumers", 3), Integer.getInteger("chaos.rate", 8),
-                Duration.ofMillis(leaseMillis), CLAIM_PERIOD, Long.getLong("chaos.skewMillis", leaseMillis * 4 / 5),
+                Duration.ofMillis(leaseMillis), Duration.ofMillis(Long.getLong("chaos.claimMillis", 1_000)),
+                Long.getLong("chaos.skewMillis", leaseMillis * 4 / 5),
                 Double.parseDouble(System.getProperty("chaos.errorRate", "0.3")));
     }
 
@@ -61,6 +58,8 @@ record ChaosSettings(long seed, Duration phase, int consumers, int callsPerSecon
         p.put("failback.store", "jdbc");
         p.put("failback.store.url", jdbcUrl);
         p.put("failback.store.user", "postgres");
+        p.put("failback.store.lease", String.valueOf(lease.toMillis()));
+        p.put("failback.store.claimperiod", String.valueOf(claimPeriod.toMillis()));
         p.put("failback.delay", "500");
         p.put("failback.multiplier", "2");
         p.put("failback.maxdelay", "4000");
@@ -76,6 +75,7 @@ record ChaosSettings(long seed, Duration phase, int consumers, int callsPerSecon
                 + " -Dit.test=FleetChaosIT -Dfailsafe.failIfNoSpecifiedTests=false -Dchaos.seed=" + seed
                 + " -Dchaos.minutes=" + phase.toMillis() / 60_000.0 + " -Dchaos.consumers=" + consumers
                 + " -Dchaos.rate=" + callsPerSecond + " -Dchaos.leaseMillis=" + lease.toMillis()
+                + " -Dchaos.claimMillis=" + claimPeriod.toMillis()
                 + " -Dchaos.skewMillis=" + skewMillis + " -Dchaos.errorRate=" + baseErrorRate;
     }
 }
