@@ -29,8 +29,9 @@ import org.apache.dubbo.common.URL;
  * rule replacing it). Dubbo then destroys its directory but never calls the cluster invoker, so while any retry is
  * pending a sweep on the wheel looks every {@value #SWEEP_MILLIS} ms for references that are gone and hands their
  * retries over; a reference's retries are handed over within about a second of its destruction, not when each comes
- * due. With a journal, every {@value #ADOPT_MILLIS} ms each live reference claims its service's entries again, so
- * that the entries of an instance that died or stopped after this one started are adopted once their lease expired.
+ * due. With a journal, every {@code failback.store.claimperiod} ms each live reference claims its service's calls
+ * again, so that the calls of an instance that died or stopped after this one started are adopted once its lease
+ * expired.
  *
  * <p><b>Threading:</b> thread-safe.
  */
@@ -38,11 +39,6 @@ final class FailbackRuntime {
 
     /** How often the sweep looks for destroyed references, in milliseconds. */
     static final long SWEEP_MILLIS = 1_000;
-    /**
-     * With a journal, how often each reference claims entries again, in milliseconds: those of instances that died
-     * (or stopped) after it started, once their lease has expired.
-     */
-    static final long ADOPT_MILLIS = 10_000;
 
     private final SharedWheelTimer.Lease lease;
     private final Timer timer;
@@ -190,7 +186,7 @@ final class FailbackRuntime {
                         scheduleAdoption(); // both lanes full: at the next period
                     }
                 }
-            }, ADOPT_MILLIS, TimeUnit.MILLISECONDS);
+            }, store.claimPeriodMillis(), TimeUnit.MILLISECONDS);
         } catch (IllegalStateException | RejectedExecutionException e) {
             // the wheel or the lanes stopped: the application is closing
         }

@@ -2,6 +2,7 @@ package io.rpctimer.dubbo;
 
 import io.rpctimer.journal.EmbeddedJournal;
 import io.rpctimer.journal.JdbcRetryJournal;
+import io.rpctimer.journal.JdbcUrls;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalException;
 import java.io.PrintWriter;
@@ -11,6 +12,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,7 +29,15 @@ import org.apache.dubbo.common.URL;
  *   <li>{@value #STORE}: {@code embedded} (default), {@code memory} or {@code jdbc};
  *   <li>{@value #DIR}: for {@code embedded}, the directory under which each application gets its own
  *       {@code <application>/} directory (default {@code ${user.home}/.rpc-timer/journal});
- *   <li>{@value #URL_KEY}, {@value #USER}, {@value #PASSWORD}: for {@code jdbc}, the database.
+ *   <li>{@value #URL_KEY}, {@value #USER}: for {@code jdbc}, the database;
+ *   <li>{@value #LEASE}: for {@code jdbc}, the instance's lease in ms (default 30000, at least 30): another instance
+ *       adopts this one's calls once it has not renewed its lease for that long, by the database's clock;
+ *   <li>{@value #CLAIM_PERIOD}: with a journal, how often each reference claims its service's calls again, in ms
+ *       (default 10000, at least 100): calls of instances that died are adopted within a lease and a claim period;
+ *   <li>the password of {@code jdbc}: the JVM system property {@code rpctimer.failback.store.password}, else the
+ *       environment variable {@value #PASSWORD_ENV}, read when the store opens. Never a URL parameter: Dubbo registers
+ *       a consumer's URL parameters in the registry, where whoever can read the registry sees them, so a reference
+ *       whose URL carries {@value #PASSWORD}, or a {@value #URL_KEY} with a password in it, fails at creation.
  * </ul>
  * A {@link DataSource} given by {@link WheelFailback#useJournalDataSource} for the application selects {@code jdbc}
  * on it, unless the URL's {@value #STORE} says otherwise (it takes precedence over the system property).
@@ -40,21 +50,36 @@ final class FailbackStore implements AutoCloseable {
     static final String DIR = "failback.store.dir";
     static final String URL_KEY = "failback.store.url";
     static final String USER = "failback.store.user";
+    /** For {@code jdbc}: how long after its last renewal another instance may adopt this one's calls, in ms. */
+    static final String LEASE = "failback.store.lease";
+    /** With a journal: how often each reference claims its service's calls again (adopting dead instances'), in ms. */
+    static final String CLAIM_PERIOD = "failback.store.claimperiod";
+    static final long DEFAULT_LEASE_MILLIS = 30_000;
+    static final long DEFAULT_CLAIM_PERIOD_MILLIS = 10_000;
     static final String PASSWORD = "failback.store.password";
+    /** The environment variable that gives the password of {@code jdbc} when the system property does not. */
+    static final String PASSWORD_ENV = "RPCTIMER_FAILBACK_STORE_PASSWORD";
     /** Prefix of the JVM system properties that give each key's default. */
     static final String SYSTEM_PREFIX = "rpctimer.";
 
     private static final Map<String, DataSource> DATA_SOURCES = new ConcurrentHashMap<>();
 
     private final RetryJournal journal;
+    private final long claimPeriodMillis;
 
-    private FailbackStore(RetryJournal journal) {
+    private FailbackStore(RetryJournal journal, long claimPeriodMillis) {
         this.journal = journal;
+        this.claimPeriodMillis = claimPeriodMillis;
     }
 
     /** @return a store that keeps failed calls in memory only */
     static FailbackStore memory() {
-        return new FailbackStore(null);
+        return new FailbackStore(null, DEFAULT_CLAIM_PERIOD_MILLIS);
+    }
+
+    /** @return how often each reference claims its service's calls again, in milliseconds */
+    long claimPeriodMillis() {
+        return claimPeriodMillis;
     }
 
     /** @return the application's journal, or null when calls are kept in memory only */
@@ -71,6 +96,7 @@ final class FailbackStore implements AutoCloseable {
      * @throws IllegalArgumentException naming key and value, if a key is invalid or the store cannot be opened
      */
     static FailbackStore open(URL url) {
+        refuseSecrets(url);
         String application = FailbackRuntime.application(url);
         DataSource given = DATA_SOURCES.get(application);
         // a DataSource given for this application is more specific than the JVM-wide default, not than the URL
@@ -95,7 +121,8 @@ final class FailbackStore implements AutoCloseable {
             throw invalid(url, DIR, dir, "a directory path");
         }
         try {
-            return new FailbackStore(EmbeddedJournal.open(base, application));
+            return new FailbackStore(EmbeddedJournal.open(base, application), millis(url, CLAIM_PERIOD,
+                    DEFAULT_CLAIM_PERIOD_MILLIS, 100));
         } catch (RetryJournalException | IllegalArgumentException e) {
             throw new IllegalArgumentException(invalid(url, DIR, dir, "a directory the journal can open: " + e)
                     .getMessage(), e);
@@ -110,15 +137,68 @@ final class FailbackStore implements AutoCloseable {
                 throw invalid(url, URL_KEY, jdbcUrl, "a JDBC URL (jdbc:...) when " + STORE + "=jdbc, or a DataSource"
                         + " given by WheelFailback.useJournalDataSource(\"" + application + "\", ...)");
             }
-            dataSource = new DriverManagerDataSource(jdbcUrl, value(url, USER, null), value(url, PASSWORD, null));
+            dataSource = new DriverManagerDataSource(jdbcUrl, value(url, USER, null), password());
         }
+        long leaseMillis = millis(url, LEASE, DEFAULT_LEASE_MILLIS, 30);
+        long claimPeriodMillis = millis(url, CLAIM_PERIOD, DEFAULT_CLAIM_PERIOD_MILLIS, 100);
         try {
             return new FailbackStore(JdbcRetryJournal.builder(dataSource)
-                    .name(jdbcUrl != null && given == null ? jdbcUrl : "DataSource of " + application).build());
+                    .name(jdbcUrl != null && given == null ? JdbcUrls.redact(jdbcUrl) : "DataSource of " + application)
+                    .lease(Duration.ofMillis(leaseMillis)).build(), claimPeriodMillis);
         } catch (RetryJournalException | IllegalArgumentException e) {
             throw new IllegalArgumentException(invalid(url, given == null ? URL_KEY : STORE,
                     given == null ? jdbcUrl : "jdbc", "a database the journal can open: " + e).getMessage(), e);
         }
+    }
+
+    /**
+     * A secret in a reference's URL is published in the registry: refuse it, naming the key but never the value.
+     *
+     * @throws IllegalArgumentException if the URL carries {@value #PASSWORD}, or a {@value #URL_KEY} with a password
+     */
+    static void refuseSecrets(URL url) {
+        String where = "; Dubbo registers a consumer's URL parameters in the registry, where whoever can read the"
+                + " registry sees them. Pass the password as the JVM system property " + SYSTEM_PREFIX + PASSWORD
+                + " or the environment variable " + PASSWORD_ENV + ", or give a DataSource"
+                + " (WheelFailback.useJournalDataSource)";
+        if (url.getParameter(PASSWORD) != null) {
+            throw new IllegalArgumentException("wheelfailback: " + PASSWORD + " is a URL parameter of "
+                    + url.getServiceInterface() + where);
+        }
+        for (String key : url.getParameters().keySet()) {
+            if (key.equalsIgnoreCase("password")) { // a ';' in failback.store.url makes its PASSWORD=... a parameter
+                throw new IllegalArgumentException("wheelfailback: " + key + " is a URL parameter of "
+                        + url.getServiceInterface() + " (a ';' in " + URL_KEY + " makes each of its properties one)"
+                        + where);
+            }
+        }
+        if (JdbcUrls.hasSecret(url.getParameter(URL_KEY))) {
+            throw new IllegalArgumentException("wheelfailback: " + URL_KEY + " of " + url.getServiceInterface()
+                    + " carries a password (" + JdbcUrls.redact(url.getParameter(URL_KEY)) + ")" + where);
+        }
+    }
+
+    /** @return the password of {@code jdbc}: the system property, else the environment variable, else null */
+    private static String password() {
+        String p = System.getProperty(SYSTEM_PREFIX + PASSWORD);
+        return p != null ? p : System.getenv(PASSWORD_ENV);
+    }
+
+    /** @return a duration key's value in milliseconds, at least {@code min} */
+    private static long millis(URL url, String key, long defaultMillis, long min) {
+        String raw = value(url, key, null);
+        if (raw == null) {
+            return defaultMillis;
+        }
+        try {
+            long v = Long.parseLong(raw.trim());
+            if (v >= min) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw invalid(url, key, raw, "milliseconds >= " + min);
     }
 
     /** @return the URL's value of {@code key}, else the system property {@code rpctimer.<key>}, else the default */
@@ -128,7 +208,7 @@ final class FailbackStore implements AutoCloseable {
     }
 
     static IllegalArgumentException invalid(URL url, String key, String raw, String expected) {
-        return new IllegalArgumentException("wheelfailback: invalid " + key + "=" + raw + " for "
+        return new IllegalArgumentException("wheelfailback: invalid " + key + "=" + JdbcUrls.redact(raw) + " for "
                 + url.getServiceInterface() + " (expected: " + expected + ")");
     }
 
@@ -195,7 +275,7 @@ final class FailbackStore implements AutoCloseable {
 
         @Override
         public String toString() {
-            return "DriverManagerDataSource(" + url + ")";
+            return "DriverManagerDataSource(" + JdbcUrls.redact(url) + ")";
         }
     }
 }

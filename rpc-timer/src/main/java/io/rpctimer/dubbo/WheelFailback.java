@@ -161,11 +161,24 @@ public final class WheelFailback {
                     what + " after " + e.attempt() + " retries; last failure: " + describe(failure));
             case REJECTED -> LOG.warn(LoggerCodeConstants.CLUSTER_TIMER_RETRY_FAILED, "pending retry cap reached", "",
                     what + ": " + describe(failure));
-            default -> LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "consumer shutting down", "",
-                    what + " with retry " + e.attempt() + " pending, "
-                            + (store.journal() != null ? "kept in " + store.describe() + "; resumes at the next start"
-                            : "to " + WheelFailback.store) + (failure == null ? "" : "; " + describe(failure)));
+            default -> LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "call handed over", "",
+                    what + " with retry " + e.attempt() + " pending, " + custody(e, store)
+                            + (failure == null ? "" : "; " + describe(failure)));
         }
+    }
+
+    /** @return where a HANDED_OVER call is, as the event says: the log must not claim a journal that does not hold it */
+    private static String custody(RetryEvent e, FailbackStore store) {
+        RetryEvent.Custody custody = e.custody() == null ? RetryEvent.Custody.NOWHERE : e.custody();
+        return switch (custody) {
+            case JOURNAL -> "kept in " + store.describe() + "; resumes at the next start, or with the instance that"
+                    + " claims it";
+            case JOURNAL_UNCONFIRMED -> "in " + store.describe() + " if its write committed (its outcome is"
+                    + " unknown), and handed to " + WheelFailback.store;
+            case ANOTHER_INSTANCE -> "taken over by another instance (this one was taken for dead): that one sends it";
+            case RETRY_STORE -> "not in the journal: handed to " + WheelFailback.store;
+            case NOWHERE -> "kept nowhere: " + WheelFailback.store + " did not take it";
+        };
     }
 
     static String describe(Throwable t) {

@@ -111,6 +111,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     WheelFailbackClusterInvoker(Directory<T> directory, FailbackRuntime runtime) {
         super(directory);
         URL url = getUrl();
+        FailbackStore.refuseSecrets(url);
         FailbackConfig config = FailbackConfig.from(url, directory.getInterface());
         this.configured = new Configured(url, config);
         this.runtime = runtime;
@@ -122,7 +123,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 .service(getInterface().getName()).policies(method -> config().policy(method))
                 .limits(config.maxPending(), config.overflow()).budget(runtime.budget(config))
                 .executor(task -> runtime.lanes().execute(this, task))
-                .handOverSink(this::toStore);
+                .handOverSink(this::toStore).alive(() -> !isGone());
         if (codec != null) {
             b.decoder(entry -> {
                 RpcInvocation inv = codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey());
@@ -334,9 +335,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 }
             });
         }
-        if (isGone()) {
-            handOver(); // destroyed while this call failed: the sweep may have missed it
-        }
         if (admission.kind() != Admission.Kind.REJECTED
                 || config().policy(snapshot.method()).overflow() == OverflowPolicy.LOG) {
             return null;
@@ -351,11 +349,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      * here waits for the reply: it completes when the provider answers or the per-attempt timeout fires.
      */
     private CompletionStage<AttemptResult> send(FailedCall<Snapshot> call, int attempt) {
-        if (isGone()) {
-            handOver(); // ends this call too: its reply below is ignored
-            return CompletableFuture.completedFuture(AttemptResult.failed(null, new RpcException(
-                    "wheelfailback: the reference of " + call.serviceKey() + " is destroyed"), false));
-        }
         Snapshot snapshot = call.payload();
         RpcInvocation inv = attempt(snapshot, call.retryId(), attempt);
         String provider = null;

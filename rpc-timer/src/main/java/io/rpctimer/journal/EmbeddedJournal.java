@@ -1,5 +1,6 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.CallKey;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalEntry;
 import io.rpctimer.retry.RetryJournalException;
@@ -14,6 +15,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -27,8 +29,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * releases when the process dies (even by kill -9), so a slot is never shared by two live processes, and a
  * restarted process normally takes its own slot back with its entries. Slots held inside this JVM are skipped
  * too (H2 would share one database between them). At open and at every {@link #claim}, the journal also empties
- * each slot file it can open (its process is gone): it copies the entries into its own file (skipping retry ids it
- * already has, so a copy cut short by a crash is simply done again), commits, then deletes them in the other file.
+ * each slot file it can open (its process is gone): it copies the calls into its own file, commits, then deletes
+ * them in the other file ({@link SlotMover}: a copy cut short by a crash is simply done again, and a call whose key
+ * this slot already holds for a different call stays where it is until that one ends).
  * Slot files are never deleted: a process may be opening one at that moment.
  *
  * <h3>Durability</h3>
@@ -78,7 +81,7 @@ public final class EmbeddedJournal implements RetryJournal {
      */
     public static EmbeddedJournal open(Path baseDir, String application, Duration writeTimeout)
             throws RetryJournalException {
-        EntryRows.checkText("application", application, JournalSql.NAME_CHARS, true);
+        EntryRows.checkText("application", application, JournalSql.APP_CHARS, true);
         Path dir = baseDir.toAbsolutePath().resolve(application.replaceAll("[^A-Za-z0-9._-]", "_"));
         try {
             Files.createDirectories(dir);
@@ -205,19 +208,34 @@ public final class EmbeddedJournal implements RetryJournal {
     }
 
     @Override
-    public void append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
-        journal.append(entry, parked);
+    public Append append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
+        return journal.append(entry, parked);
     }
 
     @Override
-    public boolean update(String retryId, int attempt, long dueEpochMillis, String lastProvider,
-                          String lastFailure) throws RetryJournalException {
-        return journal.update(retryId, attempt, dueEpochMillis, lastProvider, lastFailure);
+    public CompletionStage<Fence> fence(CallKey key, int attempt, long nextDueEpochMillis, String lastProvider,
+                                        String lastFailure) {
+        return journal.fence(key, attempt, nextDueEpochMillis, lastProvider, lastFailure);
     }
 
     @Override
-    public void remove(String retryId) throws RetryJournalException {
-        journal.remove(retryId);
+    public CompletionStage<Boolean> remove(CallKey key) {
+        return journal.remove(key);
+    }
+
+    @Override
+    public void release(List<CallKey> keys) throws RetryJournalException {
+        journal.release(keys);
+    }
+
+    @Override
+    public boolean fences() {
+        return false;
+    }
+
+    @Override
+    public boolean leaseHeld() {
+        return true;
     }
 
     /** {@inheritDoc} Slots whose process is gone are adopted first. */

@@ -1,10 +1,13 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.journal.JournalWrite.Outcome;
+import io.rpctimer.journal.JournalWrite.OutcomeUnknown;
 import io.rpctimer.retry.RetryJournalException;
 import io.rpctimer.wheel.FailureLog;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -13,25 +16,36 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 
 /**
- * Group commit: callers of {@link #submit} enqueue a write and block; one writer thread takes every write queued
- * at that moment (up to {@code maxBatch}), executes them in order in one transaction, commits once, and wakes their
- * callers. Under load a commit carries many writes, so the commit cost (a file write for H2, a WAL flush for
- * PostgreSQL) is shared; at low load a write waits for one commit only.
+ * Group commit: callers {@link #submit} a write; one writer thread takes every write queued at that moment (up to
+ * {@code maxBatch}), executes them in order in one transaction, commits once, and completes each. Under load a
+ * commit carries many writes, so the commit cost (a file write for H2, a WAL flush for PostgreSQL) is shared; at low
+ * load a write waits for one commit only.
  *
- * <p>A caller waits at most {@code timeoutMillis}. A write still queued then is dropped; a write the writer has
- * already started may still commit after its caller was told it failed (the journal is at-least-once, never
- * at-most-once). When a batch fails on bad data (SQLState class 22 or 23), its writes are retried one per
- * transaction so that only the bad one fails; any other failure (store down, disk full) fails the whole batch, and
- * the next batch opens a new connection.
+ * <h3>Outcomes</h3>
+ * A write fails for sure when it is refused before it starts (queue full, writer closed), when the caller stops
+ * waiting while it is still queued (it is dropped), or when its transaction fails before the commit (rolled back).
+ * When the commit itself fails (the connection breaks, the driver throws), the transaction may have committed: the
+ * writer then reads each append back on a new connection, and completes it with what it finds; fences and removes
+ * complete with {@link OutcomeUnknown}. A caller that stops waiting while its write is under way is told the write
+ * is <em>maybe written</em>, with the write's eventual outcome to follow
+ * ({@link RetryJournalException#resolution()}).
  *
- * <p><b>Threading:</b> {@link #submit} is thread-safe; the connection and its statements belong to the writer
- * thread alone.
+ * <p>When a batch fails on bad data (SQLState class 22 or 23, a duplicate key among them), its writes are retried one
+ * per transaction so that only the bad one fails; a duplicate key of an append is its outcome, not a failure. Any
+ * other failure (store down, disk full, a driver's unchecked exception) fails the whole batch, the next batch opens
+ * a new connection, and the writer thread goes on: nothing a driver throws stops it.
+ *
+ * <p><b>Threading:</b> {@link #submit} and {@link #submitAndWait} are thread-safe; the connection and its statements
+ * belong to the writer thread alone.
  */
 final class GroupCommitWriter implements AutoCloseable {
 
@@ -43,6 +57,8 @@ final class GroupCommitWriter implements AutoCloseable {
     private final String owner;
     private final String runId;
     private final String storeName;
+    /** With a lease, how long the lease must outlast a fence, in milliseconds; 0 without a lease. */
+    private final long fenceMarginMillis;
     private final int maxBatch;
     private final long timeoutMillis;
     private final BlockingQueue<JournalWrite> queue;
@@ -51,19 +67,22 @@ final class GroupCommitWriter implements AutoCloseable {
     private volatile boolean closing;
     /** Written by the writer thread: the last failure's text, null while commits succeed. */
     private volatile String lastFailure;
+    /** Written by the writer thread: System.nanoTime() when the batch under way started, 0 when idle. */
+    private volatile long busySinceNanos;
 
     // writer thread only
     private final FailureLog failures;
     private Connection connection;
     private final Map<JournalWrite.Kind, PreparedStatement> statements = new EnumMap<>(JournalWrite.Kind.class);
 
-    GroupCommitWriter(DataSource dataSource, JournalSql sql, String owner, String runId, String storeName, int maxBatch,
-                      int queueCapacity, long timeoutMillis) {
+    GroupCommitWriter(DataSource dataSource, JournalSql sql, String owner, String runId, String storeName,
+                      long fenceMarginMillis, int maxBatch, int queueCapacity, long timeoutMillis) {
         this.dataSource = dataSource;
         this.sql = sql;
         this.owner = owner;
         this.runId = runId;
         this.storeName = storeName;
+        this.fenceMarginMillis = fenceMarginMillis;
         this.maxBatch = maxBatch;
         this.timeoutMillis = timeoutMillis;
         this.queue = new ArrayBlockingQueue<>(queueCapacity);
@@ -75,36 +94,110 @@ final class GroupCommitWriter implements AutoCloseable {
     }
 
     /**
+     * Queues {@code write} and returns at once.
+     *
+     * @return its outcome, within at most {@code timeoutMillis}; exceptionally with a {@link RetryJournalException}
+     *     if the store failed, maybe written if the write was under way when the time ran out
+     */
+    CompletableFuture<Outcome> submit(JournalWrite write) {
+        RetryJournalException refused = offer(write);
+        if (refused != null) {
+            return CompletableFuture.failedFuture(refused);
+        }
+        CompletableFuture<Outcome> result = new CompletableFuture<>();
+        write.done.whenComplete((outcome, failure) -> {
+            if (failure == null) {
+                result.complete(outcome);
+            } else {
+                result.completeExceptionally(failed(write, failure));
+            }
+        });
+        CompletableFuture.delayedExecutor(timeoutMillis, TimeUnit.MILLISECONDS).execute(() -> {
+            if (!result.isDone()) {
+                result.completeExceptionally(timedOut(write));
+            }
+        });
+        return result;
+    }
+
+    /**
      * Blocks until the write committed, failed, or {@code timeoutMillis} passed.
      *
-     * @return true if the row was written; false if an update or remove found no row owned by this instance
+     * @throws RetryJournalException if the store failed; maybe written if it was under way when the time ran out
      */
-    boolean submit(JournalWrite write) throws RetryJournalException {
-        if (closing) {
-            throw new RetryJournalException(storeName + ": closed", new IllegalStateException("journal closed"));
-        }
-        if (!queue.offer(write)) {
-            throw new RetryJournalException(storeName + ": " + queue.size() + " writes queued, the store is not"
-                    + " keeping up", new IllegalStateException("write queue full"));
+    Outcome submitAndWait(JournalWrite write) throws RetryJournalException {
+        RetryJournalException refused = offer(write);
+        if (refused != null) {
+            throw refused;
         }
         try {
             return write.done.get(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
-            throw new RetryJournalException(storeName + ": " + write.kind + " " + write.retryId + " failed: "
-                    + e.getCause(), e.getCause());
+            throw failed(write, e.getCause());
         } catch (TimeoutException e) {
-            String state = write.abandon() ? "not started (dropped)" : "started, may still commit";
-            throw new RetryJournalException(storeName + ": " + write.kind + " " + write.retryId + " not committed"
-                    + " within " + timeoutMillis + " ms (" + state + "); the store is down or slow", e);
+            throw timedOut(write);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RetryJournalException(storeName + ": interrupted waiting for " + write.kind + " "
-                    + write.retryId, e);
+            throw new RetryJournalException(storeName + ": interrupted waiting for " + write, e, resolution(write));
         }
     }
 
-    /** @return the last commit failure, or null while commits succeed */
+    private RetryJournalException offer(JournalWrite write) {
+        if (closing || !thread.isAlive()) {
+            return new RetryJournalException(storeName + ": closed", new IllegalStateException("journal closed"));
+        }
+        if (!queue.offer(write)) {
+            return new RetryJournalException(storeName + ": " + queue.size() + " writes queued, the store is not"
+                    + " keeping up", new IllegalStateException("write queue full"));
+        }
+        return null;
+    }
+
+    private RetryJournalException failed(JournalWrite write, Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause instanceof RetryJournalException known) {
+            return known;
+        }
+        String text = storeName + ": " + write + " failed: " + cause;
+        return cause instanceof OutcomeUnknown ? new RetryJournalException(text, cause, resolution(write))
+                : new RetryJournalException(text, cause);
+    }
+
+    /** The caller stops waiting: a write still queued is dropped (and fails for sure), one under way may commit. */
+    private RetryJournalException timedOut(JournalWrite write) {
+        boolean dropped = write.abandon();
+        String text = storeName + ": " + write + " not committed within " + timeoutMillis + " ms ("
+                + (dropped ? "not started, dropped" : "under way, may still commit") + "); the store is down or slow";
+        if (!dropped) {
+            return new RetryJournalException(text, new TimeoutException(text), resolution(write));
+        }
+        RetryJournalException e = new RetryJournalException(text, new TimeoutException(text));
+        write.done.completeExceptionally(e);
+        return e;
+    }
+
+    /** @return true once the write is known to have taken effect, false once known not to */
+    private static CompletionStage<Boolean> resolution(JournalWrite write) {
+        return write.done.handle((outcome, failure) -> {
+            Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+            if (cause instanceof OutcomeUnknown unknown) {
+                throw new CompletionException(unknown);
+            }
+            return outcome == Outcome.WRITTEN;
+        });
+    }
+
+    /** @return the last commit failure, or that a commit has been under way for too long; null while healthy */
     String lastFailure() {
+        long since = busySinceNanos;
+        long busyMillis = since == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since);
+        if (busyMillis > timeoutMillis) {
+            return "a commit has been under way for " + busyMillis + " ms";
+        }
+        if (!thread.isAlive() && !closing) {
+            return "the writer thread stopped";
+        }
         return lastFailure;
     }
 
@@ -125,7 +218,9 @@ final class GroupCommitWriter implements AutoCloseable {
                 }
                 batch.add(first);
                 queue.drainTo(batch, maxBatch - 1);
+                busySinceNanos = System.nanoTime();
                 commit(batch);
+                busySinceNanos = 0;
                 batch.clear();
             }
         } catch (InterruptedException e) {
@@ -142,41 +237,89 @@ final class GroupCommitWriter implements AutoCloseable {
                 live.add(w);
             }
         }
-        if (live.isEmpty()) {
+        if (!live.isEmpty()) {
+            commit(live, true);
+        }
+    }
+
+    /** Executes and commits {@code writes} in one transaction, and completes each; never throws. */
+    private void commit(List<JournalWrite> writes, boolean mayRetryAlone) {
+        Outcome[] outcomes;
+        try {
+            outcomes = execute(writes);
+        } catch (SQLException e) {
+            discardConnection(); // rolls the transaction back: nothing of it took effect
+            if (mayRetryAlone && writes.size() > 1 && isBadData(e)) {
+                writes.forEach(w -> commit(List.of(w), false));
+            } else if (writes.size() == 1 && writes.get(0).kind == JournalWrite.Kind.APPEND
+                    && sql.dialect.isDuplicateKey(e)) {
+                complete(writes, new Outcome[]{Outcome.DUPLICATE});
+            } else {
+                fail(writes, e);
+            }
+            return;
+        } catch (RuntimeException | Error e) {
+            discardConnection();
+            fail(writes, e);
             return;
         }
         try {
-            complete(live, execute(live));
-        } catch (SQLException e) {
+            connection.commit();
+        } catch (SQLException | RuntimeException | Error e) {
             discardConnection();
-            if (live.size() > 1 && isBadData(e)) {
-                live.forEach(this::commitAlone);
-            } else {
-                fail(live, e);
+            failUnknown(writes, e);
+            return;
+        }
+        complete(writes, outcomes);
+    }
+
+    private void complete(List<JournalWrite> writes, Outcome[] outcomes) {
+        lastFailure = null;
+        for (int i = 0; i < writes.size(); i++) {
+            writes.get(i).done.complete(outcomes[i]);
+        }
+    }
+
+    private void fail(List<JournalWrite> writes, Throwable e) {
+        lastFailure = e.toString();
+        failures.report(System.nanoTime(), e);
+        writes.forEach(w -> w.done.completeExceptionally(e));
+    }
+
+    /** The commit failed: it may have taken effect. Appends are read back; the rest stay unknown. */
+    private void failUnknown(List<JournalWrite> writes, Throwable e) {
+        lastFailure = e.toString();
+        failures.report(System.nanoTime(), e);
+        for (JournalWrite w : writes) {
+            if (w.kind != JournalWrite.Kind.APPEND) {
+                w.done.completeExceptionally(new OutcomeUnknown(w + ": its commit failed", e));
+                continue;
+            }
+            try {
+                Outcome found = readBack(w);
+                if (found == Outcome.WRITTEN) {
+                    w.done.complete(found);
+                } else {
+                    w.done.completeExceptionally(e); // read back: not there, so the commit did not take effect
+                }
+            } catch (SQLException | RuntimeException readFailure) {
+                readFailure.addSuppressed(e);
+                w.done.completeExceptionally(new OutcomeUnknown(w + ": its commit failed, and reading it back"
+                        + " failed too", readFailure));
             }
         }
     }
 
-    private void commitAlone(JournalWrite write) {
-        try {
-            complete(List.of(write), execute(List.of(write)));
-        } catch (SQLException e) {
-            discardConnection();
-            fail(List.of(write), e);
+    /** @return WRITTEN if the append's row is there and this run's, GONE otherwise */
+    private Outcome readBack(JournalWrite w) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql.whoHolds)) {
+            st.setQueryTimeout(queryTimeoutSeconds());
+            EntryRows.bindKey(st, 1, w.key);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() && owner.equals(rs.getString(1)) && runId.equals(rs.getString(2))
+                        ? Outcome.WRITTEN : Outcome.GONE;
+            }
         }
-    }
-
-    private void complete(List<JournalWrite> writes, boolean[] written) {
-        lastFailure = null;
-        for (int i = 0; i < writes.size(); i++) {
-            writes.get(i).done.complete(written[i]);
-        }
-    }
-
-    private void fail(List<JournalWrite> writes, SQLException e) {
-        lastFailure = e.toString();
-        failures.report(System.nanoTime(), e);
-        writes.forEach(w -> w.done.completeExceptionally(e));
     }
 
     private static boolean isBadData(SQLException e) {
@@ -186,10 +329,10 @@ final class GroupCommitWriter implements AutoCloseable {
         return state != null && (state.startsWith("22") || state.startsWith("23"));
     }
 
-    /** Executes the writes in order, consecutive writes of one kind as one JDBC batch, then commits once. */
-    private boolean[] execute(List<JournalWrite> writes) throws SQLException {
+    /** Executes the writes in order, consecutive writes of one kind as one JDBC batch; does not commit. */
+    private Outcome[] execute(List<JournalWrite> writes) throws SQLException {
         Connection c = connection();
-        boolean[] written = new boolean[writes.size()];
+        Outcome[] outcomes = new Outcome[writes.size()];
         int start = 0;
         while (start < writes.size()) {
             JournalWrite.Kind kind = writes.get(start).kind;
@@ -203,28 +346,57 @@ final class GroupCommitWriter implements AutoCloseable {
             int[] counts = st.executeBatch();
             for (int i = start; i < end; i++) {
                 int n = counts[i - start];
-                written[i] = n > 0 || n == Statement.SUCCESS_NO_INFO;
+                outcomes[i] = n > 0 ? Outcome.WRITTEN : explain(c, writes.get(i), n);
             }
             start = end;
         }
-        c.commit();
-        return written;
+        return outcomes;
+    }
+
+    /**
+     * @param count what the driver reported for the write: 0, or {@link Statement#SUCCESS_NO_INFO}
+     * @return why a fence or a remove touched no row (or whether it did, when the driver did not say)
+     */
+    private Outcome explain(Connection c, JournalWrite w, int count) throws SQLException {
+        if (w.kind == JournalWrite.Kind.APPEND) {
+            return count == Statement.SUCCESS_NO_INFO ? Outcome.WRITTEN : Outcome.DUPLICATE;
+        }
+        try (PreparedStatement st = c.prepareStatement(sql.whoHolds)) {
+            st.setQueryTimeout(queryTimeoutSeconds());
+            EntryRows.bindKey(st, 1, w.key);
+            try (ResultSet rs = st.executeQuery()) {
+                if (!rs.next()) {
+                    return w.kind == JournalWrite.Kind.REMOVE && count == Statement.SUCCESS_NO_INFO
+                            ? Outcome.WRITTEN : Outcome.GONE;
+                }
+                boolean ours = owner.equals(rs.getString(1)) && runId.equals(rs.getString(2));
+                if (!ours) {
+                    return Outcome.ADOPTED;
+                }
+                return w.kind == JournalWrite.Kind.REMOVE ? Outcome.GONE : Outcome.LEASE_EXPIRED;
+            }
+        }
     }
 
     private void bind(PreparedStatement st, JournalWrite w) throws SQLException {
         switch (w.kind) {
             case APPEND -> EntryRows.bind(st, w.entry, owner, w.parked, runId);
-            case UPDATE -> {
-                st.setInt(1, w.attempt);
+            case FENCE -> {
+                st.setInt(1, w.nextAttempt);
                 st.setLong(2, w.dueEpochMillis);
                 st.setString(3, EntryRows.bounded(w.lastProvider, JournalSql.PROVIDER_CHARS));
                 st.setString(4, EntryRows.bounded(w.lastFailure, JournalSql.FAILURE_CHARS));
-                st.setString(5, w.retryId);
-                st.setString(6, owner);
+                int i = EntryRows.bindKey(st, 5, w.key);
+                st.setString(i, owner);
+                st.setString(i + 1, runId);
+                if (fenceMarginMillis > 0) {
+                    st.setString(i + 2, owner);
+                    st.setLong(i + 3, fenceMarginMillis);
+                }
             }
             case REMOVE -> {
-                st.setString(1, w.retryId);
-                st.setString(2, owner);
+                int i = EntryRows.bindKey(st, 1, w.key);
+                st.setString(i, owner);
             }
         }
     }
@@ -233,15 +405,19 @@ final class GroupCommitWriter implements AutoCloseable {
         PreparedStatement st = statements.get(kind);
         if (st == null) {
             String text = switch (kind) {
-                case APPEND -> sql.upsert;
-                case UPDATE -> sql.update;
+                case APPEND -> sql.insert;
+                case FENCE -> fenceMarginMillis > 0 ? sql.fenceWithLease : sql.fence;
                 case REMOVE -> sql.remove;
             };
             st = connection.prepareStatement(text);
-            st.setQueryTimeout((int) Math.max(1, (timeoutMillis + 999) / 1000));
+            st.setQueryTimeout(queryTimeoutSeconds());
             statements.put(kind, st);
         }
         return st;
+    }
+
+    private int queryTimeoutSeconds() {
+        return (int) Math.max(1, (timeoutMillis + 999) / 1000);
     }
 
     private Connection connection() throws SQLException {
@@ -257,7 +433,7 @@ final class GroupCommitWriter implements AutoCloseable {
         if (connection != null) {
             try {
                 connection.close(); // closes its statements; an open transaction is rolled back
-            } catch (SQLException e) {
+            } catch (SQLException | RuntimeException e) {
                 LOG.log(System.Logger.Level.DEBUG, "{0}: closing a failed connection: {1}", storeName, e);
             }
             connection = null;

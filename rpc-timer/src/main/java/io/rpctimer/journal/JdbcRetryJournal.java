@@ -1,5 +1,6 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.CallKey;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalEntry;
 import io.rpctimer.retry.RetryJournalException;
@@ -9,7 +10,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -18,40 +18,47 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A {@link RetryJournal} in two tables of a JDBC database: H2 (the embedded default, see {@link EmbeddedJournal}),
- * PostgreSQL (a fleet's shared database) or MySQL (same SQL, untested here).
+ * PostgreSQL (a fleet's shared database) or MySQL/MariaDB.
  *
  * <h3>Schema</h3>
- * Created if absent. {@code <prefix>retry_entry} has one row per pending call, keyed by {@code retry_id}: every
- * field of {@link RetryJournalEntry}, the CRC32 of the payload, the {@code owner} instance, a {@code parked} flag
- * (not on any wheel now: handed out by {@link #unpark}) and a {@code quarantined} flag (corrupt, never handed out
- * again), and the {@code run_id} of the journal that has it on a wheel now (a restarted process hands out entries
- * of earlier runs without rewriting them first). {@code <prefix>retry_instance} has one row per instance:
- * {@code owner}, {@code lease_until} (epoch ms), {@code host}. The prefix defaults to {@code rpctimer_}.
+ * Created if absent (the DDL per database is in the journal's documentation). {@code <prefix>call} has one row per
+ * pending call, keyed by application, service key, method and {@code retry_id}: every field of
+ * {@link RetryJournalEntry}, the CRC32 of the payload, the {@code owner} instance, a {@code parked} flag (not on any
+ * wheel now: handed out by {@link #unpark}), a {@code quarantined} flag (corrupt, never handed out again), and the
+ * {@code run_id} of the journal that has it on a wheel now (a restarted process hands out calls of earlier runs
+ * without rewriting them first). {@code <prefix>instance} has one row per live instance: {@code owner},
+ * {@code lease_until} (epoch ms of the database's clock), {@code host}. The prefix defaults to {@code rpctimer_}.
+ * Calls in the tables of earlier versions ({@code <prefix>retry_entry}) are moved over at build.
  *
  * <h3>Writes</h3>
- * {@link #append}, {@link #update} and {@link #remove} go through one {@link GroupCommitWriter}: concurrent calls
- * share one transaction, and each caller returns once that transaction committed, or throws
- * {@link RetryJournalException} after at most the write timeout. update and remove touch only rows this instance
- * owns.
+ * {@link #append}, {@link #fence} and {@link #remove} go through one {@link GroupCommitWriter}: concurrent writes
+ * share one transaction. An append never replaces a row: a second call with the same key is {@link Append#DUPLICATE}.
+ * A fence and a remove touch only rows this run holds. A write whose commit may or may not have happened is reported
+ * maybe written ({@link RetryJournalException#maybeWritten()}), never as refused.
  *
- * <h3>Ownership and leases</h3>
- * With a lease (the default, 30 s), the instance registers a lease at build and renews it every lease/3;
- * {@link #claim} adopts the entries of instances whose lease has expired with one conditional UPDATE per dead
- * owner ({@code SET owner = me WHERE owner = dead AND ...}), so two instances never both own an entry: the
- * database serialises the UPDATEs on each row. Without a lease (an embedded file only this process can open),
- * nobody else writes the tables.
+ * <h3>Ownership, leases and fencing</h3>
+ * With a lease (the default, 30 s), the instance registers a lease at build and renews it every lease/3
+ * ({@link LeaseKeeper}); every lease is judged by the database's clock. {@link #claim} adopts the calls of instances
+ * whose lease has expired, and released calls, with one conditional UPDATE per dead owner
+ * ({@code SET owner = me WHERE owner = dead AND its lease has expired}), so two instances never both own a call. Each
+ * send is fenced: {@link #fence} is one conditional UPDATE that succeeds only if this run still holds the call and its
+ * lease outlasts the send by a third of a lease, so an adoption (which needs the lease expired) and a successful fence
+ * of the same call exclude each other, whatever the hosts' clocks say. Without a lease (an embedded file only this
+ * process can open), nobody else writes the tables, and fences check the run only.
  *
  * <h3>Claim and unpark</h3>
- * Entries are handed out in pages of {@value #PAGE}, earliest due first (keyset on {@code (due_at, retry_id)},
+ * Calls are handed out in pages of {@value #PAGE}, earliest due first (keyset on {@code (due_at, retry_id, method)},
  * read in the order of the claim index), each page read, marked with this run's id and committed in one
- * transaction: an entry is never marked as on this run's wheel unless the call that marked it returns it.
+ * transaction: a call is never marked as on this run's wheel unless the call that marked it returns it.
  *
- * <p><b>Threading:</b> thread-safe. Writes block the calling thread (bounded by the write timeout); claim and
- * unpark run on the calling thread on their own connection.
+ * <p><b>Threading:</b> thread-safe. Appends block the calling thread (bounded by the write timeout); fences and
+ * removes complete on the writer's thread (or a timer's, at the write timeout); claim, unpark and release run on the
+ * calling thread on their own connection.
  */
 public final class JdbcRetryJournal implements RetryJournal {
 
@@ -72,7 +79,6 @@ public final class JdbcRetryJournal implements RetryJournal {
     private final String storeName;
     private final long leaseMillis;
     private final int claimTimeoutSeconds;
-    private final Clock clock;
     private final GroupCommitWriter writer;
     private final LeaseKeeper lease;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -83,13 +89,12 @@ public final class JdbcRetryJournal implements RetryJournal {
         this.owner = b.owner;
         this.leaseMillis = b.leaseMillis;
         this.claimTimeoutSeconds = b.claimTimeoutSeconds;
-        this.clock = b.clock;
-        this.storeName = "retry journal " + (b.name != null ? b.name : url) + " (" + sql.dialect + ", table "
-                + sql.entryTable + ", owner " + owner + ")";
+        this.storeName = "retry journal " + JdbcUrls.redact(b.name != null ? b.name : url) + " (" + sql.dialect
+                + ", table " + sql.callTable + ", owner " + owner + ")";
         this.lease = leaseMillis > 0
-                ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, clock) : null;
-        this.writer = new GroupCommitWriter(dataSource, sql, owner, runId, storeName, b.maxBatch, b.queueCapacity,
-                b.writeTimeoutMillis);
+                ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, System::nanoTime) : null;
+        this.writer = new GroupCommitWriter(dataSource, sql, owner, runId, storeName,
+                lease == null ? 0 : lease.fenceMarginMillis(), b.maxBatch, b.queueCapacity, b.writeTimeoutMillis);
     }
 
     /** @return a builder of a journal on {@code dataSource}, whose schema it creates if absent */
@@ -103,25 +108,66 @@ public final class JdbcRetryJournal implements RetryJournal {
     }
 
     @Override
-    public void append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
+    public Append append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
         EntryRows.check(entry);
-        writer.submit(JournalWrite.append(entry, parked));
+        return writer.submitAndWait(JournalWrite.append(entry, parked)) == JournalWrite.Outcome.DUPLICATE
+                ? Append.DUPLICATE : Append.APPENDED;
     }
 
     @Override
-    public boolean update(String retryId, int attempt, long dueEpochMillis, String lastProvider,
-                          String lastFailure) throws RetryJournalException {
-        EntryRows.checkText("retryId", retryId, JournalSql.ID_CHARS, true);
+    public CompletionStage<Fence> fence(CallKey key, int attempt, long nextDueEpochMillis, String lastProvider,
+                                        String lastFailure) {
+        EntryRows.checkKey(key);
         if (attempt < 1) {
             throw new IllegalArgumentException("attempt: " + attempt + " (expected: >= 1)");
         }
-        return writer.submit(JournalWrite.update(retryId, attempt, dueEpochMillis, lastProvider, lastFailure));
+        return writer.submit(JournalWrite.fence(key, attempt + 1, nextDueEpochMillis, lastProvider, lastFailure))
+                .thenApply(outcome -> switch (outcome) {
+                    case WRITTEN -> Fence.OWNED;
+                    case ADOPTED, DUPLICATE -> Fence.ADOPTED;
+                    case GONE -> Fence.GONE;
+                    case LEASE_EXPIRED -> Fence.LEASE_EXPIRED;
+                });
     }
 
     @Override
-    public void remove(String retryId) throws RetryJournalException {
-        EntryRows.checkText("retryId", retryId, JournalSql.ID_CHARS, true);
-        writer.submit(JournalWrite.remove(retryId));
+    public CompletionStage<Boolean> remove(CallKey key) {
+        EntryRows.checkKey(key);
+        return writer.submit(JournalWrite.remove(key)).thenApply(outcome -> outcome == JournalWrite.Outcome.WRITTEN);
+    }
+
+    /** {@inheritDoc} Calls another instance adopted meanwhile are left alone. */
+    @Override
+    public void release(List<CallKey> keys) throws RetryJournalException {
+        keys.forEach(EntryRows::checkKey);
+        if (keys.isEmpty()) {
+            return;
+        }
+        inTransaction("release of " + keys.size() + " calls", c -> {
+            try (PreparedStatement st = prepare(c, sql.release)) {
+                for (int from = 0; from < keys.size(); from += PAGE) {
+                    for (CallKey key : keys.subList(from, Math.min(keys.size(), from + PAGE))) {
+                        int i = EntryRows.bindKey(st, 1, key);
+                        st.setString(i, owner);
+                        st.setString(i + 1, runId);
+                        st.addBatch();
+                    }
+                    st.executeBatch();
+                    c.commit();
+                }
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public boolean fences() {
+        return lease != null;
+    }
+
+    @Override
+    public boolean leaseHeld() {
+        return lease == null || lease.held();
     }
 
     /**
@@ -182,8 +228,7 @@ public final class JdbcRetryJournal implements RetryJournal {
     }
 
     private static void checkService(String application, String serviceKey, int limit) {
-        EntryRows.checkText("application", application, JournalSql.NAME_CHARS, true);
-        EntryRows.checkText("serviceKey", serviceKey, JournalSql.NAME_CHARS, true);
+        EntryRows.checkService(application, serviceKey);
         if (limit < 0) {
             throw new IllegalArgumentException("limit: " + limit + " (expected: >= 0)");
         }
@@ -197,13 +242,11 @@ public final class JdbcRetryJournal implements RetryJournal {
     }
 
     private int adoptExpired(Connection c, String application, String serviceKey) throws SQLException {
-        long now = clock.millis();
         List<String> dead = new ArrayList<>();
         try (PreparedStatement st = prepare(c, sql.deadOwners)) {
             st.setString(1, application);
             st.setString(2, serviceKey);
             st.setString(3, owner);
-            st.setLong(4, now);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
                     dead.add(rs.getString(1));
@@ -218,7 +261,6 @@ public final class JdbcRetryJournal implements RetryJournal {
                 st.setString(3, serviceKey);
                 st.setString(4, d);
                 st.setString(5, d);
-                st.setLong(6, now);
                 adopted += st.executeUpdate();
             }
         }
@@ -281,28 +323,28 @@ public final class JdbcRetryJournal implements RetryJournal {
         if (entries.isEmpty()) {
             return entries;
         }
-        List<RetryJournalEntry> byId = new ArrayList<>(entries);
-        byId.sort(Comparator.comparing(RetryJournalEntry::retryId));
-        Set<String> taken = new HashSet<>();
+        List<RetryJournalEntry> byKey = new ArrayList<>(entries);
+        byKey.sort(Comparator.comparing(RetryJournalEntry::retryId).thenComparing(RetryJournalEntry::method));
+        Set<CallKey> taken = new HashSet<>();
         try (PreparedStatement st = prepare(c, sql.unparkOne)) {
-            for (RetryJournalEntry e : byId) {
+            for (RetryJournalEntry e : byKey) {
                 st.setString(1, runId);
-                st.setString(2, e.retryId());
-                st.setString(3, owner);
-                st.setString(4, runId);
+                int i = EntryRows.bindKey(st, 2, e.key());
+                st.setString(i, owner);
+                st.setString(i + 1, runId);
                 st.addBatch();
             }
             int[] counts = st.executeBatch();
             for (int i = 0; i < counts.length; i++) {
                 // 0: another unpark of this instance took it between our SELECT and this UPDATE
                 if (counts[i] > 0 || counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
-                    taken.add(byId.get(i).retryId());
+                    taken.add(byKey.get(i).key());
                 }
             }
         }
         List<RetryJournalEntry> mine = new ArrayList<>(taken.size());
         for (RetryJournalEntry e : entries) {
-            if (taken.contains(e.retryId())) {
+            if (taken.contains(e.key())) {
                 mine.add(e);
             }
         }
@@ -315,10 +357,10 @@ public final class JdbcRetryJournal implements RetryJournal {
         }
         try (PreparedStatement st = prepare(c, sql.quarantine)) {
             for (ParkedPage.Corrupt bad : corrupt) {
-                LOG.log(System.Logger.Level.ERROR, "{0}: entry {1} in table {2} is corrupt and skipped (kept,"
-                        + " quarantined = TRUE): {3}", storeName, bad.retryId(), sql.entryTable, bad.reason());
-                st.setString(1, bad.retryId());
-                st.setString(2, owner);
+                LOG.log(System.Logger.Level.ERROR, "{0}: call {1} in table {2} is corrupt and skipped (kept,"
+                        + " quarantined = TRUE): {3}", storeName, bad.key(), sql.callTable, bad.reason());
+                int i = EntryRows.bindKey(st, 1, bad.key());
+                st.setString(i, owner);
                 st.addBatch();
             }
             st.executeBatch();
@@ -328,7 +370,8 @@ public final class JdbcRetryJournal implements RetryJournal {
     @Override
     public String describe() {
         String failure = writer.lastFailure();
-        return storeName + ", " + (leaseMillis > 0 ? "lease " + leaseMillis + " ms" : "no lease (single process)")
+        return storeName + ", " + (lease == null ? "no lease (single process)"
+                : "lease " + leaseMillis + " ms " + (lease.held() ? "held" : "LAPSED: sending nothing"))
                 + ", " + writer.queued() + " writes queued, "
                 + (closed.get() ? "closed" : failure == null ? "healthy" : "failing: " + failure);
     }
@@ -359,7 +402,6 @@ public final class JdbcRetryJournal implements RetryJournal {
         private int claimTimeoutSeconds = 60;
         private int maxBatch = 1024;
         private int queueCapacity = 65_536;
-        private Clock clock = Clock.systemUTC();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -375,7 +417,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             return this;
         }
 
-        /** Tables are {@code <prefix>retry_entry} and {@code <prefix>retry_instance} (default prefix rpctimer_). */
+        /** Tables are {@code <prefix>call} and {@code <prefix>instance} (default prefix rpctimer_). */
         public Builder tablePrefix(String tablePrefix) {
             if (tablePrefix == null || !tablePrefix.matches("[A-Za-z][A-Za-z0-9_]{0,31}")) {
                 throw new IllegalArgumentException("tablePrefix: " + tablePrefix
@@ -385,15 +427,16 @@ public final class JdbcRetryJournal implements RetryJournal {
             return this;
         }
 
-        /** The store's name in messages (default: the JDBC URL). */
+        /** The store's name in messages (default: the JDBC URL, its secrets hidden). */
         public Builder name(String name) {
             this.name = name;
             return this;
         }
 
         /**
-         * How long after the last renewal another instance may adopt this one's entries (default 30 s); renewed
-         * every lease/3. {@link Duration#ZERO}: no lease, for a database only this process opens.
+         * How long after the last renewal another instance may adopt this one's calls (default 30 s), by the
+         * database's clock; renewed every lease/3, and no retry is sent once renewals have failed for two thirds of
+         * it. {@link Duration#ZERO}: no lease, for a database only this process opens.
          */
         public Builder lease(Duration lease) {
             if (lease.isNegative() || !lease.isZero() && lease.toMillis() < 30) {
@@ -403,7 +446,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             return this;
         }
 
-        /** How long append, update and remove wait for their commit at most (default 5 s). */
+        /** How long append, fence and remove wait for their commit at most (default 5 s). */
         public Builder writeTimeout(Duration timeout) {
             if (timeout.toMillis() < 1) {
                 throw new IllegalArgumentException("writeTimeout: " + timeout + " (expected: >= 1 ms)");
@@ -442,12 +485,6 @@ public final class JdbcRetryJournal implements RetryJournal {
             return this;
         }
 
-        /** The clock of leases (default: the system clock, epoch ms). */
-        public Builder clock(Clock clock) {
-            this.clock = Objects.requireNonNull(clock, "clock");
-            return this;
-        }
-
         /**
          * Creates the schema if absent, registers the lease and starts the writer.
          *
@@ -460,13 +497,18 @@ public final class JdbcRetryJournal implements RetryJournal {
                     JournalSql sql = new JournalSql(JournalDialect.of(c.getMetaData()), tablePrefix);
                     c.setAutoCommit(false);
                     sql.createSchema(c);
+                    int moved = sql.migrateEarlierTables(c, tablePrefix);
                     c.commit();
+                    if (moved > 0) {
+                        LOG.log(System.Logger.Level.INFO, "retry journal: {0} calls moved from the tables of an"
+                                + " earlier version into {1}", moved, sql.callTable);
+                    }
                     return new JdbcRetryJournal(this, sql, c.getMetaData().getURL());
                 } catch (SQLException e) {
                     // two instances creating the schema at once: PostgreSQL fails one CREATE ... IF NOT EXISTS
                     if (attempt == 2) {
-                        throw new RetryJournalException("retry journal " + (name != null ? name : "on "
-                                + dataSource) + ": cannot open: " + e, e);
+                        throw new RetryJournalException("retry journal " + (name != null ? JdbcUrls.redact(name)
+                                : "on " + dataSource) + ": cannot open: " + JdbcUrls.redact(e.toString()), e);
                     }
                 }
             }

@@ -6,52 +6,31 @@ import java.util.Locale;
 
 /**
  * The few SQL differences between the databases a {@link JdbcRetryJournal} runs on: the binary column type, the
- * upsert of an appended entry, and how an index is created when absent.
+ * database's clock, how a duplicate key is reported, and how an index is created when absent.
  *
  * <p><b>Threading:</b> immutable.
  */
 public enum JournalDialect {
 
     /** H2 2.x: the embedded default. */
-    H2("VARBINARY", true) {
-        @Override
-        String upsert(String table, String columns, String placeholders, String updates) {
-            return "MERGE INTO " + table + " (" + columns + ") KEY (retry_id) VALUES (" + placeholders + ")";
-        }
-    },
+    H2("VARBINARY", true, "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)"),
     /** PostgreSQL 9.5 and later: the fleet's shared database. */
-    POSTGRESQL("BYTEA", true) {
-        @Override
-        String upsert(String table, String columns, String placeholders, String updates) {
-            return "INSERT INTO " + table + " (" + columns + ") VALUES (" + placeholders + ")"
-                    + " ON CONFLICT (retry_id) DO UPDATE SET " + updates.replace("$", "EXCLUDED.");
-        }
-    },
+    POSTGRESQL("BYTEA", true, "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
     /**
-     * MySQL 8 and MariaDB (MySQL's driver reports both as MySQL): the same SQL except the upsert and the index
-     * creation. Tested on MariaDB 10.11 through MySQL Connector/J, not on Oracle's MySQL server.
+     * MySQL 8 and MariaDB (MySQL's driver reports both as MySQL): the same SQL except the index creation and the
+     * clock. Tested on MariaDB 10.11 through MySQL Connector/J, not on Oracle's MySQL server.
      */
-    MYSQL("LONGBLOB", false) {
-        @Override
-        String upsert(String table, String columns, String placeholders, String updates) {
-            return "INSERT INTO " + table + " (" + columns + ") VALUES (" + placeholders + ")"
-                    + " ON DUPLICATE KEY UPDATE " + updates.replaceAll("\\$(\\w+)", "VALUES($1)");
-        }
-    };
+    MYSQL("LONGBLOB", false, "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
 
     private final String binaryType;
     private final boolean indexIfNotExists;
+    private final String nowMillis;
 
-    JournalDialect(String binaryType, boolean indexIfNotExists) {
+    JournalDialect(String binaryType, boolean indexIfNotExists, String nowMillis) {
         this.binaryType = binaryType;
         this.indexIfNotExists = indexIfNotExists;
+        this.nowMillis = nowMillis;
     }
-
-    /**
-     * @param updates {@code col = $col, ...}: {@code $} marks the value the statement tried to insert
-     * @return an INSERT that replaces the row of the same {@code retry_id} if there is one
-     */
-    abstract String upsert(String table, String columns, String placeholders, String updates);
 
     String binaryType() {
         return binaryType;
@@ -60,6 +39,24 @@ public enum JournalDialect {
     /** @return false if the database rejects {@code CREATE INDEX IF NOT EXISTS} (the index is then created once) */
     boolean indexIfNotExists() {
         return indexIfNotExists;
+    }
+
+    /**
+     * @return an SQL expression of the database's own clock, in epoch milliseconds: leases are judged by one clock,
+     *     the database's, never by the clocks of the hosts that take part
+     */
+    String nowMillis() {
+        return nowMillis;
+    }
+
+    /** @return true if {@code e} says a row with the same primary key exists */
+    boolean isDuplicateKey(SQLException e) {
+        for (SQLException s = e; s != null; s = s.getNextException()) {
+            if ("23505".equals(s.getSQLState()) || this == MYSQL && s.getErrorCode() == 1062) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -1,13 +1,17 @@
 package io.rpctimer.journal;
 
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.Locale;
 
 /**
- * The journal's schema and statements for one dialect and table prefix: table {@code <prefix>retry_entry} holds the
- * entries, keyed by {@code retry_id}; table {@code <prefix>retry_instance} holds each instance's lease.
+ * The journal's schema and statements for one dialect and table prefix: table {@code <prefix>call} holds the pending
+ * calls, keyed by application, service, method and {@code retry_id}; table {@code <prefix>instance} holds each
+ * instance's lease. Every lease is judged by the database's clock ({@link JournalDialect#nowMillis()}).
  *
  * <p><b>Threading:</b> immutable.
  */
@@ -15,86 +19,114 @@ final class JournalSql {
 
     /** Column sizes, checked before a write so that one bad value never fails a whole group commit. */
     static final int ID_CHARS = 128;
-    static final int NAME_CHARS = 255;
+    static final int APP_CHARS = 128;
+    static final int SERVICE_CHARS = 255;
+    static final int METHOD_CHARS = 128;
     static final int PROVIDER_CHARS = 512;
     static final int FAILURE_CHARS = 1024;
 
     /**
-     * An entry this run may hand out: parked, or scheduled by another run of its owner (an earlier process, whose
-     * wheel is gone). Entries scheduled by this run carry its {@code run_id}, so a restart needs no write to find
+     * The owner of a released call (a destroyed reference's): no instance has this id, so every claim of the call's
+     * service adopts it, as it adopts a dead instance's.
+     */
+    static final String RELEASED = "(released)";
+
+    /**
+     * A call this run may hand out: parked, or scheduled by another run of its owner (an earlier process, whose
+     * wheel is gone). Calls scheduled by this run carry its {@code run_id}, so a restart needs no write to find
      * them. Its parameter is this run's id.
      */
     static final String NOT_SCHEDULED = "(parked = TRUE OR run_id IS NULL OR run_id <> ?)";
 
-    /** The entry columns, in the order of {@link #upsert} and {@link #selectEntries}. */
-    static final List<String> ENTRY_COLUMNS = List.of("retry_id", "application", "service_key", "method", "payload",
+    /** The key of a call; four parameters, bound by {@link EntryRows#bindKey}. */
+    static final String KEY = "application = ? AND service_key = ? AND method = ? AND retry_id = ?";
+
+    /** The call columns, in the order of {@link #insert} and of every SELECT of whole rows. */
+    static final List<String> CALL_COLUMNS = List.of("application", "service_key", "method", "retry_id", "payload",
             "payload_crc", "attempt", "due_at", "last_provider", "last_failure", "created_at", "owner", "parked",
             "quarantined", "run_id");
 
     final JournalDialect dialect;
-    final String entryTable;
+    final String callTable;
     final String instanceTable;
-    final String upsert;
-    final String update;
+    final String insert;
+    final String fence;
+    final String fenceWithLease;
+    final String whoHolds;
     final String remove;
+    final String release;
     final String deadOwners;
     final String adopt;
     final String selectParked;
     final String unparkOne;
     final String quarantine;
+    final String insertInstance;
     final String deleteInstance;
     final String renewLease;
+    final String giveUpLease;
+    final String forgetInstanceIfIdle;
+    final String forgetStaleInstances;
     final String selectAll;
     final String deleteOne;
     final String exists;
 
     JournalSql(JournalDialect dialect, String tablePrefix) {
         this.dialect = dialect;
-        this.entryTable = tablePrefix + "retry_entry";
-        this.instanceTable = tablePrefix + "retry_instance";
-        String columns = String.join(", ", ENTRY_COLUMNS);
-        String placeholders = String.join(", ", ENTRY_COLUMNS.stream().map(c -> "?").toList());
-        String updates = String.join(", ", ENTRY_COLUMNS.stream().skip(1).map(c -> c + " = $" + c).toList());
-        upsert = dialect.upsert(entryTable, columns, placeholders, updates);
-        update = "UPDATE " + entryTable + " SET attempt = ?, due_at = ?, last_provider = ?, last_failure = ?"
-                + " WHERE retry_id = ? AND owner = ?";
-        remove = "DELETE FROM " + entryTable + " WHERE retry_id = ? AND owner = ?";
-        deadOwners = "SELECT DISTINCT e.owner FROM " + entryTable + " e LEFT JOIN " + instanceTable
+        this.callTable = tablePrefix + "call";
+        this.instanceTable = tablePrefix + "instance";
+        String now = dialect.nowMillis();
+        String columns = String.join(", ", CALL_COLUMNS);
+        String placeholders = String.join(", ", CALL_COLUMNS.stream().map(c -> "?").toList());
+        insert = "INSERT INTO " + callTable + " (" + columns + ") VALUES (" + placeholders + ")";
+        // the fence: ownership by this run, and (with leases) a lease that outlasts the send by a margin, checked in
+        // one statement on the database's clock; adopt checks the opposite, so the two never both succeed
+        fence = "UPDATE " + callTable + " SET attempt = ?, due_at = ?, last_provider = ?, last_failure = ?,"
+                + " parked = FALSE WHERE " + KEY + " AND owner = ? AND run_id = ?";
+        fenceWithLease = fence + " AND EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ?"
+                + " AND i.lease_until > " + now + " + ?)";
+        whoHolds = "SELECT owner, run_id FROM " + callTable + " WHERE " + KEY;
+        remove = "DELETE FROM " + callTable + " WHERE " + KEY + " AND owner = ?";
+        release = "UPDATE " + callTable + " SET owner = '" + RELEASED + "', parked = TRUE, run_id = NULL WHERE " + KEY
+                + " AND owner = ? AND run_id = ?";
+        deadOwners = "SELECT DISTINCT e.owner FROM " + callTable + " e LEFT JOIN " + instanceTable
                 + " i ON i.owner = e.owner WHERE e.application = ? AND e.service_key = ? AND e.owner <> ?"
-                + " AND (i.owner IS NULL OR i.lease_until < ?)";
-        // the lease is checked again inside the UPDATE: an owner that renewed since the SELECT keeps its entries
-        adopt = "UPDATE " + entryTable + " SET owner = ?, parked = TRUE, run_id = NULL"
+                + " AND (i.owner IS NULL OR i.lease_until < " + now + ")";
+        // the lease is checked again inside the UPDATE: an owner that renewed since the SELECT keeps its calls
+        adopt = "UPDATE " + callTable + " SET owner = ?, parked = TRUE, run_id = NULL"
                 + " WHERE application = ? AND service_key = ? AND owner = ?"
-                + " AND NOT EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until >= ?)";
-        // keyset page: the entries after (due_at, retry_id) of the last page; the ORDER BY names the claim index's
-        // columns in its order, so H2 reads the index in order and stops at the LIMIT instead of sorting the rest
-        selectParked = "SELECT " + columns + " FROM " + entryTable + " WHERE application = ? AND service_key = ?"
+                + " AND NOT EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until >= "
+                + now + ")";
+        // keyset page: the calls after (due_at, retry_id, method) of the last page; the ORDER BY names the claim
+        // index's columns in its order, so the database reads the index in order and stops at the LIMIT
+        selectParked = "SELECT " + columns + " FROM " + callTable + " WHERE application = ? AND service_key = ?"
                 + " AND owner = ? AND " + NOT_SCHEDULED + " AND quarantined = FALSE"
-                + " AND due_at >= ? AND (due_at > ? OR retry_id > ?)"
-                + " ORDER BY application, service_key, owner, due_at, retry_id LIMIT ?";
-        unparkOne = "UPDATE " + entryTable + " SET parked = FALSE, run_id = ? WHERE retry_id = ? AND owner = ? AND "
+                + " AND due_at >= ? AND (due_at > ? OR retry_id > ? OR (retry_id = ? AND method > ?))"
+                + " ORDER BY application, service_key, owner, due_at, retry_id, method LIMIT ?";
+        unparkOne = "UPDATE " + callTable + " SET parked = FALSE, run_id = ? WHERE " + KEY + " AND owner = ? AND "
                 + NOT_SCHEDULED;
-        quarantine = "UPDATE " + entryTable + " SET quarantined = TRUE WHERE retry_id = ? AND owner = ?";
+        quarantine = "UPDATE " + callTable + " SET quarantined = TRUE WHERE " + KEY + " AND owner = ?";
+        insertInstance = "INSERT INTO " + instanceTable + " (owner, lease_until, host) VALUES (?, " + now + " + ?, ?)";
         deleteInstance = "DELETE FROM " + instanceTable + " WHERE owner = ?";
-        renewLease = "UPDATE " + instanceTable + " SET lease_until = ? WHERE owner = ?";
-        selectAll = "SELECT " + columns + " FROM " + entryTable + " ORDER BY retry_id LIMIT ?";
-        deleteOne = "DELETE FROM " + entryTable + " WHERE retry_id = ?";
-        exists = "SELECT 1 FROM " + entryTable + " WHERE retry_id = ?";
-    }
-
-    String insertInstance() {
-        return "INSERT INTO " + instanceTable + " (owner, lease_until, host) VALUES (?, ?, ?)";
+        renewLease = "UPDATE " + instanceTable + " SET lease_until = " + now + " + ? WHERE owner = ?";
+        giveUpLease = "UPDATE " + instanceTable + " SET lease_until = 0 WHERE owner = ?";
+        String idle = " NOT EXISTS (SELECT 1 FROM " + callTable + " e WHERE e.owner = " + instanceTable + ".owner)";
+        forgetInstanceIfIdle = "DELETE FROM " + instanceTable + " WHERE owner = ? AND" + idle;
+        forgetStaleInstances = "DELETE FROM " + instanceTable + " WHERE lease_until < " + now + " - ? AND" + idle;
+        selectAll = "SELECT " + columns + " FROM " + callTable
+                + " ORDER BY retry_id, application, service_key, method LIMIT ?";
+        deleteOne = "DELETE FROM " + callTable + " WHERE " + KEY;
+        exists = "SELECT payload_crc, created_at FROM " + callTable + " WHERE " + KEY;
     }
 
     /** Creates the tables and the claim index if absent, in one transaction where the database allows it. */
     void createSchema(Connection connection) throws SQLException {
         try (Statement st = connection.createStatement()) {
-            st.execute("CREATE TABLE IF NOT EXISTS " + entryTable + " ("
-                    + "retry_id VARCHAR(" + ID_CHARS + ") NOT NULL PRIMARY KEY, "
-                    + "application VARCHAR(" + NAME_CHARS + ") NOT NULL, "
-                    + "service_key VARCHAR(" + NAME_CHARS + ") NOT NULL, "
+            st.execute("CREATE TABLE IF NOT EXISTS " + callTable + " ("
+                    + "application VARCHAR(" + APP_CHARS + ") NOT NULL, "
+                    + "service_key VARCHAR(" + SERVICE_CHARS + ") NOT NULL, "
+                    + "method VARCHAR(" + METHOD_CHARS + ") NOT NULL, "
+                    + "retry_id VARCHAR(" + ID_CHARS + ") NOT NULL, "
                     // nullable: a torn row is then still readable enough to be named and skipped
-                    + "method VARCHAR(" + NAME_CHARS + "), "
                     + "payload " + dialect.binaryType() + ", "
                     + "payload_crc BIGINT, "
                     + "attempt INT, "
@@ -105,26 +137,22 @@ final class JournalSql {
                     + "owner VARCHAR(" + ID_CHARS + ") NOT NULL, "
                     + "parked BOOLEAN NOT NULL, "
                     + "quarantined BOOLEAN DEFAULT FALSE NOT NULL, "
-                    + "run_id VARCHAR(" + ID_CHARS + "))");
+                    + "run_id VARCHAR(" + ID_CHARS + "), "
+                    + "PRIMARY KEY (application, service_key, method, retry_id))");
             st.execute("CREATE TABLE IF NOT EXISTS " + instanceTable + " ("
                     + "owner VARCHAR(" + ID_CHARS + ") NOT NULL PRIMARY KEY, "
                     + "lease_until BIGINT NOT NULL, "
-                    + "host VARCHAR(" + NAME_CHARS + "))");
+                    + "host VARCHAR(" + SERVICE_CHARS + "))");
             createIndex(st);
         }
     }
 
-    /**
-     * The claim index serves {@link #selectParked}: its WHERE and its ORDER BY, retry_id included. It replaces
-     * {@code <prefix>retry_entry_claim} (without retry_id) of earlier versions, dropped here so that no write
-     * keeps updating it.
-     */
+    /** The claim index serves {@link #selectParked}: its WHERE and its ORDER BY. */
     private void createIndex(Statement st) throws SQLException {
-        String index = entryTable + "_claim_order ON " + entryTable
-                + " (application, service_key, owner, due_at, retry_id)";
+        String index = callTable + "_claim ON " + callTable
+                + " (application, service_key, owner, due_at, retry_id, method)";
         if (dialect.indexIfNotExists()) {
             st.execute("CREATE INDEX IF NOT EXISTS " + index);
-            st.execute("DROP INDEX IF EXISTS " + entryTable + "_claim");
             return;
         }
         try {
@@ -134,12 +162,47 @@ final class JournalSql {
                 throw e;
             }
         }
-        try {
-            st.execute("DROP INDEX " + entryTable + "_claim ON " + entryTable);
-        } catch (SQLException e) {
-            if (e.getErrorCode() != 1091) { // MySQL ER_CANT_DROP_FIELD_OR_KEY: no such index
-                throw e;
+    }
+
+    /**
+     * Moves the calls of the tables of earlier versions ({@code <prefix>retry_entry}, keyed by {@code retry_id}
+     * alone) into {@link #callTable}, then drops them. Their owners have no lease here, so the next claim of each
+     * service adopts them.
+     *
+     * @return how many calls were moved
+     */
+    int migrateEarlierTables(Connection c, String tablePrefix) throws SQLException {
+        String old = tablePrefix + "retry_entry";
+        if (!tableExists(c, old)) {
+            return 0;
+        }
+        int moved;
+        try (Statement st = c.createStatement()) {
+            moved = st.executeUpdate("INSERT INTO " + callTable + " (" + String.join(", ", CALL_COLUMNS) + ")"
+                    + " SELECT application, service_key, COALESCE(method, '?'), retry_id, payload, payload_crc,"
+                    + " attempt, due_at, last_provider, last_failure, created_at, owner, parked, quarantined, run_id"
+                    + " FROM " + old);
+            st.execute("DROP TABLE " + old);
+            if (tableExists(c, tablePrefix + "retry_instance")) {
+                st.execute("DROP TABLE " + tablePrefix + "retry_instance");
             }
         }
+        return moved;
+    }
+
+    /**
+     * @return whether a table named {@code name} exists (in the case the database folds unquoted names to, or
+     *     as written)
+     */
+    static boolean tableExists(Connection c, String name) throws SQLException {
+        DatabaseMetaData meta = c.getMetaData();
+        for (String candidate : List.of(name, name.toUpperCase(Locale.ROOT), name.toLowerCase(Locale.ROOT))) {
+            try (ResultSet rs = meta.getTables(c.getCatalog(), null, candidate, new String[]{"TABLE"})) {
+                if (rs.next()) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 }

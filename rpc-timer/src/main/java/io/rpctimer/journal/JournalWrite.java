@@ -1,62 +1,88 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.CallKey;
 import io.rpctimer.retry.RetryJournalEntry;
-
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One append, update or remove waiting for the {@link GroupCommitWriter}'s next commit.
+ * One append, fence or remove waiting for the {@link GroupCommitWriter}'s next commit.
+ *
+ * <p>{@link #done} completes once with the write's real outcome: the {@link Outcome} once the transaction committed,
+ * exceptionally once it is known not to have taken effect (rolled back, or never started), or exceptionally with
+ * {@link OutcomeUnknown} if even that could not be found out. A caller that stops waiting before then does not
+ * change it.
  *
  * <p><b>Threading:</b> created by the calling thread, executed by the writer thread; {@link #take} and
  * {@link #abandon} decide, once, which of the two owns it when the caller stops waiting.
  */
 final class JournalWrite {
 
-    enum Kind { APPEND, UPDATE, REMOVE }
+    enum Kind { APPEND, FENCE, REMOVE }
+
+    /** What a committed write did. */
+    enum Outcome {
+        /** The row was inserted, updated or deleted. */
+        WRITTEN,
+        /** An append found a row with its key. */
+        DUPLICATE,
+        /** A fence or remove found no row with its key. */
+        GONE,
+        /** A fence or remove found the row held by another owner or run. */
+        ADOPTED,
+        /** A fence found the row this run's, but the lease too short to send. */
+        LEASE_EXPIRED
+    }
+
+    /** The write may or may not have committed, and reading it back failed too. */
+    static final class OutcomeUnknown extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        OutcomeUnknown(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
 
     private static final int QUEUED = 0;
     private static final int TAKEN = 1;
     private static final int ABANDONED = 2;
 
     final Kind kind;
-    final String retryId;
+    final CallKey key;
     /** APPEND only. */
     final RetryJournalEntry entry;
     final boolean parked;
-    /** UPDATE only. */
-    final int attempt;
+    /** FENCE only: the attempt recorded as next, when it is due, and what failed last. */
+    final int nextAttempt;
     final long dueEpochMillis;
     final String lastProvider;
     final String lastFailure;
-    /** true when the row was written; false when an update or remove found no row owned by this instance. */
-    final CompletableFuture<Boolean> done = new CompletableFuture<>();
+    final CompletableFuture<Outcome> done = new CompletableFuture<>();
     private final AtomicInteger state = new AtomicInteger(QUEUED);
 
-    private JournalWrite(Kind kind, String retryId, RetryJournalEntry entry, boolean parked, int attempt,
+    private JournalWrite(Kind kind, CallKey key, RetryJournalEntry entry, boolean parked, int nextAttempt,
                          long dueEpochMillis, String lastProvider, String lastFailure) {
         this.kind = kind;
-        this.retryId = retryId;
+        this.key = key;
         this.entry = entry;
         this.parked = parked;
-        this.attempt = attempt;
+        this.nextAttempt = nextAttempt;
         this.dueEpochMillis = dueEpochMillis;
         this.lastProvider = lastProvider;
         this.lastFailure = lastFailure;
     }
 
     static JournalWrite append(RetryJournalEntry entry, boolean parked) {
-        return new JournalWrite(Kind.APPEND, entry.retryId(), entry, parked, 0, 0, null, null);
+        return new JournalWrite(Kind.APPEND, entry.key(), entry, parked, 0, 0, null, null);
     }
 
-    static JournalWrite update(String retryId, int attempt, long dueEpochMillis, String lastProvider,
-                               String lastFailure) {
-        return new JournalWrite(Kind.UPDATE, retryId, null, false, attempt, dueEpochMillis, lastProvider,
-                lastFailure);
+    static JournalWrite fence(CallKey key, int nextAttempt, long dueEpochMillis, String lastProvider,
+                              String lastFailure) {
+        return new JournalWrite(Kind.FENCE, key, null, false, nextAttempt, dueEpochMillis, lastProvider, lastFailure);
     }
 
-    static JournalWrite remove(String retryId) {
-        return new JournalWrite(Kind.REMOVE, retryId, null, false, 0, 0, null, null);
+    static JournalWrite remove(CallKey key) {
+        return new JournalWrite(Kind.REMOVE, key, null, false, 0, 0, null, null);
     }
 
     /** Writer thread: @return true if the caller still waits, and the write is now the writer's to execute. */
@@ -67,5 +93,10 @@ final class JournalWrite {
     /** Calling thread, after its wait ran out: @return true if the writer will never execute this write. */
     boolean abandon() {
         return state.compareAndSet(QUEUED, ABANDONED);
+    }
+
+    @Override
+    public String toString() {
+        return kind + " " + key;
     }
 }

@@ -1,52 +1,63 @@
 package io.rpctimer.journal;
 
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import javax.sql.DataSource;
 
 /**
- * This instance's lease on a shared database: a row in {@code <prefix>retry_instance} whose {@code lease_until}
- * a heartbeat moves forward every lease/3. Another instance adopts this instance's entries only once
- * {@code lease_until} is in the past by its own clock, so the hosts' clocks must agree to well within a lease.
+ * This instance's lease on a shared database: a row in {@code <prefix>instance} whose {@code lease_until} a heartbeat
+ * moves forward every lease/3. The database computes {@code lease_until} from its own clock, and every instance judges
+ * leases by that clock too (adoption, fencing), so the hosts' clocks play no part.
  *
- * <p>{@link #close} gives the lease up ({@code lease_until = 0}), so other instances adopt the entries at once.
+ * <h3>When the lease may lapse</h3>
+ * A renewal sent at time t (this host's monotonic clock) makes the lease last until at least t + lease by the
+ * database's clock, which runs at the same rate. So the instance knows, without asking the database, until when its
+ * lease is surely valid: {@link #held()} is true until {@value #HELD_FRACTION_PERCENT}% of a lease after the start of
+ * the last renewal that succeeded. Past it (renewals failed for most of a lease, or the process was paused) the
+ * instance sends nothing until a renewal succeeds; by then other instances may have adopted some of its calls, which
+ * each send's fence finds out.
  *
- * <p>When renewals fail for a whole lease, other instances may have adopted some entries: the heartbeat logs one
- * error, keeps trying, and {@link JdbcRetryJournal#update} answers false for every adopted entry.
+ * <p>{@link #close} gives the lease up ({@code lease_until = 0}), so other instances adopt the calls at once, and
+ * removes the row when the instance owns no call. At registration, rows of instances whose lease expired more than
+ * a lease ago and that own no call are removed, so the table holds about one row per live instance.
  *
- * <p><b>Threading:</b> one daemon heartbeat thread writes the lease; {@link #close} may be called from any thread.
+ * <p><b>Threading:</b> one daemon heartbeat thread writes the lease; {@link #held()} and {@link #close} may be called
+ * from any thread.
  */
 final class LeaseKeeper implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(LeaseKeeper.class.getName());
     /** How long {@link #close} waits for a renewal under way before it gives the lease up. */
     private static final long RELEASE_WAIT_MILLIS = 1_000;
+    /** {@link #held()} is true for this share of a lease after the start of the last successful renewal. */
+    static final int HELD_FRACTION_PERCENT = 66;
 
     private final DataSource dataSource;
     private final JournalSql sql;
     private final String owner;
     private final String storeName;
     private final long leaseMillis;
-    private final Clock clock;
+    private final LongSupplier nanoTime;
     private final ScheduledExecutorService heartbeat;
-    /** Heartbeat thread only (and the constructor before it starts). */
-    private long renewedAtMillis;
+    /** Written by the heartbeat thread (and the constructor): until when, in {@link #nanoTime}, the lease is held. */
+    private volatile long heldUntilNanos;
+    /** Heartbeat thread only. */
     private boolean lapseReported;
 
     /** Registers the lease now, then renews it every lease/3 on a daemon thread. */
     LeaseKeeper(DataSource dataSource, JournalSql sql, String owner, String storeName, long leaseMillis,
-                Clock clock) throws SQLException {
+                LongSupplier nanoTime) throws SQLException {
         this.dataSource = dataSource;
         this.sql = sql;
         this.owner = owner;
         this.storeName = storeName;
         this.leaseMillis = leaseMillis;
-        this.clock = clock;
+        this.nanoTime = nanoTime;
         register();
         heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rpc-timer-journal-lease-" + owner);
@@ -57,45 +68,65 @@ final class LeaseKeeper implements AutoCloseable {
         heartbeat.scheduleWithFixedDelay(this::renew, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
     }
 
+    /** @return how long the lease must outlast a fence, in milliseconds: what {@link #held()} leaves of a lease */
+    long fenceMarginMillis() {
+        return Math.max(1, leaseMillis * (100 - HELD_FRACTION_PERCENT) / 100);
+    }
+
+    /** @return true while the lease is surely valid by the database's clock (see the class comment) */
+    boolean held() {
+        return nanoTime.getAsLong() - heldUntilNanos < 0;
+    }
+
     private void register() throws SQLException {
-        long now = clock.millis();
+        long started = nanoTime.getAsLong();
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
-            try (PreparedStatement delete = c.prepareStatement(sql.deleteInstance);
-                 PreparedStatement insert = c.prepareStatement(sql.insertInstance())) {
+            try (PreparedStatement forget = c.prepareStatement(sql.forgetStaleInstances);
+                 PreparedStatement delete = c.prepareStatement(sql.deleteInstance);
+                 PreparedStatement insert = c.prepareStatement(sql.insertInstance)) {
+                forget.setLong(1, leaseMillis);
+                forget.executeUpdate();
                 delete.setString(1, owner);
                 delete.executeUpdate();
                 insert.setString(1, owner);
-                insert.setLong(2, now + leaseMillis);
-                insert.setString(3, EntryRows.bounded(hostName(), JournalSql.NAME_CHARS));
+                insert.setLong(2, leaseMillis);
+                insert.setString(3, EntryRows.bounded(hostName(), JournalSql.SERVICE_CHARS));
                 insert.executeUpdate();
             }
             c.commit();
         }
-        renewedAtMillis = now;
+        renewed(started);
+    }
+
+    private void renewed(long startedNanos) {
+        heldUntilNanos = startedNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis) * HELD_FRACTION_PERCENT / 100;
     }
 
     private void renew() {
-        long now = clock.millis();
+        long started = nanoTime.getAsLong();
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql.renewLease)) {
-            st.setLong(1, now + leaseMillis);
+            st.setLong(1, leaseMillis);
             st.setString(2, owner);
             if (st.executeUpdate() == 0) {
-                register(); // the row was removed by hand: take the lease again
+                register(); // the row was removed (by hand, or as stale while this process was paused)
+            } else {
+                renewed(started);
             }
             if (lapseReported) {
-                LOG.log(System.Logger.Level.WARNING, "{0}: lease of {1} renewed again", storeName, owner);
+                LOG.log(System.Logger.Level.WARNING, "{0}: lease of {1} renewed again; retries are sent again",
+                        storeName, owner);
             }
-            renewedAtMillis = now;
             lapseReported = false;
         } catch (SQLException | RuntimeException e) {
-            if (now - renewedAtMillis > leaseMillis && !lapseReported) {
+            if (!held() && !lapseReported) {
                 lapseReported = true;
-                LOG.log(System.Logger.Level.ERROR, "{0}: lease of {1} not renewed for {2} ms (lease {3} ms):"
-                        + " other instances may adopt its entries: {4}", storeName, owner, now - renewedAtMillis,
-                        leaseMillis, e.toString());
+                LOG.log(System.Logger.Level.ERROR, "{0}: lease of {1} not renewed for most of a lease ({2} ms):"
+                        + " this instance sends no retry until it is, and other instances may adopt its calls: {3}",
+                        storeName, owner, leaseMillis, e.toString());
             } else {
-                LOG.log(System.Logger.Level.WARNING, "{0}: lease renewal of {1} failed: {2}", storeName, owner, e);
+                LOG.log(System.Logger.Level.WARNING, "{0}: lease renewal of {1} failed: {2}", storeName, owner,
+                        e.toString());
             }
         }
     }
@@ -109,9 +140,9 @@ final class LeaseKeeper implements AutoCloseable {
     }
 
     /**
-     * Stops renewing and gives the lease up: a graceful stop (a deploy, a scale-down) leaves entries that another
-     * instance of the application can adopt at its next claim, not a lease later. If the database cannot be reached,
-     * the lease runs out by itself.
+     * Stops renewing and gives the lease up: a graceful stop (a deploy, a scale-down) leaves calls that another
+     * instance of the application can adopt at its next claim, not a lease later; an instance that owns no call
+     * leaves no row. If the database cannot be reached, the lease runs out by itself.
      */
     @Override
     public void close() {
@@ -124,10 +155,14 @@ final class LeaseKeeper implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql.renewLease)) {
-            st.setLong(1, 0); // expired since 1970: every other instance sees it as gone
-            st.setString(2, owner);
-            st.executeUpdate();
+        heldUntilNanos = nanoTime.getAsLong();
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement giveUp = c.prepareStatement(sql.giveUpLease);
+             PreparedStatement forget = c.prepareStatement(sql.forgetInstanceIfIdle)) {
+            giveUp.setString(1, owner);
+            giveUp.executeUpdate();
+            forget.setString(1, owner);
+            forget.executeUpdate();
         } catch (SQLException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "{0}: could not give up the lease of {1}; it runs out in at most"
                     + " {2} ms: {3}", storeName, owner, leaseMillis, e.toString());

@@ -1,5 +1,6 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.CallKey;
 import io.rpctimer.retry.RetryJournalEntry;
 
 import java.sql.PreparedStatement;
@@ -20,13 +21,13 @@ import java.util.List;
  */
 record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int rows, Key last) {
 
-    /** Where a page ends in the claim order (due_at, retry_id): the next page starts after it. */
-    record Key(long dueAt, String retryId) {
-        static final Key FIRST = new Key(Long.MIN_VALUE, "");
+    /** Where a page ends in the claim order (due_at, retry_id, method): the next page starts after it. */
+    record Key(long dueAt, String retryId, String method) {
+        static final Key FIRST = new Key(Long.MIN_VALUE, "", "");
     }
 
     /** A row that did not read back. */
-    record Corrupt(String retryId, String reason) {
+    record Corrupt(CallKey key, String reason) {
     }
 
     /** @param st {@link JournalSql#selectParked}, prepared */
@@ -43,16 +44,18 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
         st.setLong(5, after.dueAt());
         st.setLong(6, after.dueAt());
         st.setString(7, after.retryId());
-        st.setInt(8, limit);
+        st.setString(8, after.retryId());
+        st.setString(9, after.method());
+        st.setInt(10, limit);
         st.setFetchSize(Math.min(limit, 1000));
         try (ResultSet rs = st.executeQuery()) {
             while (rs.next()) {
                 rows++;
-                last = new Key(rs.getLong(8), rs.getString(1));
+                last = new Key(rs.getLong(8), rs.getString(4), rs.getString(3));
                 try {
-                    entries.add(EntryRows.read(rs));
+                    entries.add(EntryRows.read(rs, runId));
                 } catch (EntryRows.CorruptRowException e) {
-                    corrupt.add(new Corrupt(rs.getString(1), e.getMessage()));
+                    corrupt.add(new Corrupt(EntryRows.key(rs), e.getMessage()));
                 }
             }
         }

@@ -11,20 +11,24 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Moves every entry of an abandoned embedded slot file into the live one, a page at a time: copy the page into the
- * target (skipping retry ids it already has), commit the target, then delete the page from the source and commit
- * it. A crash between the two commits leaves the page in both files; the next move skips what the target has and
- * deletes the rest, so nothing is lost and nothing doubles. Rows are copied column by column without being
- * decoded: a corrupt row is found, named and quarantined when it is claimed, as in any journal.
+ * Moves every call of an abandoned embedded slot file into the live one, a page at a time: copy the page into the
+ * target, commit the target, then delete the copied rows from the source and commit it. A crash between the two
+ * commits leaves rows in both files; the next move finds each in the target (the same key, payload checksum and
+ * creation time) and deletes it from the source, so nothing is lost and nothing doubles. A row whose key the target
+ * holds for a different call (a business key used by two processes at once) is not copied and not deleted: it stays
+ * in the source, named in a log line, and moves once the target's call has ended. Rows are copied column by column
+ * without being decoded: a corrupt row is found, named and quarantined when it is claimed, as in any journal.
  *
  * <p><b>Threading:</b> stateless; the caller holds the source file open exclusively.
  */
 final class SlotMover {
 
     private static final int PAGE_ROWS = 1000;
-    private static final int OWNER_COLUMN = JournalSql.ENTRY_COLUMNS.indexOf("owner");
-    private static final int PARKED_COLUMN = JournalSql.ENTRY_COLUMNS.indexOf("parked");
-    private static final int RUN_COLUMN = JournalSql.ENTRY_COLUMNS.indexOf("run_id");
+    private static final int CRC_COLUMN = JournalSql.CALL_COLUMNS.indexOf("payload_crc");
+    private static final int CREATED_COLUMN = JournalSql.CALL_COLUMNS.indexOf("created_at");
+    private static final int OWNER_COLUMN = JournalSql.CALL_COLUMNS.indexOf("owner");
+    private static final int PARKED_COLUMN = JournalSql.CALL_COLUMNS.indexOf("parked");
+    private static final int RUN_COLUMN = JournalSql.CALL_COLUMNS.indexOf("run_id");
 
     private SlotMover() {
     }
@@ -34,35 +38,42 @@ final class SlotMover {
             throws RetryJournalException {
         JournalSql sql = new JournalSql(JournalDialect.H2, "rpctimer_");
         int copied = 0;
+        int kept = 0;
         try (Connection to = target.getConnection()) {
             from.setAutoCommit(false);
             to.setAutoCommit(false);
             sql.createSchema(from);
+            sql.migrateEarlierTables(from, "rpctimer_");
             from.commit();
+            int offset = 0;
             List<Object[]> page;
-            while (!(page = readPage(from, sql)).isEmpty()) {
-                copied += copy(to, sql, page, owner);
+            while (!(page = readPage(from, sql, offset)).isEmpty()) {
+                List<Object[]> done = new ArrayList<>(page.size());
+                copied += copy(to, sql, page, owner, done, fromName);
                 to.commit();
-                delete(from, sql, page);
+                delete(from, sql, done);
                 from.commit();
+                kept += page.size() - done.size();
+                offset = kept; // rows kept in the source come first in the next read: skip them
             }
         } catch (SQLException e) {
-            throw new RetryJournalException("retry journal " + fromName + ": cannot adopt its entries: " + e, e);
+            throw new RetryJournalException("retry journal " + fromName + ": cannot adopt its calls: " + e, e);
         }
         if (copied > 0) {
             System.getLogger(SlotMover.class.getName()).log(System.Logger.Level.INFO,
-                    "retry journal {0}: its process is gone; {1} entries adopted by {2}", fromName, copied, owner);
+                    "retry journal {0}: its process is gone; {1} calls adopted by {2}", fromName, copied, owner);
         }
         return copied;
     }
 
-    private static List<Object[]> readPage(Connection from, JournalSql sql) throws SQLException {
+    private static List<Object[]> readPage(Connection from, JournalSql sql, int offset) throws SQLException {
         List<Object[]> page = new ArrayList<>();
-        try (PreparedStatement st = from.prepareStatement(sql.selectAll)) {
+        try (PreparedStatement st = from.prepareStatement(sql.selectAll + " OFFSET ?")) {
             st.setInt(1, PAGE_ROWS);
+            st.setInt(2, offset);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    Object[] row = new Object[JournalSql.ENTRY_COLUMNS.size()];
+                    Object[] row = new Object[JournalSql.CALL_COLUMNS.size()];
                     for (int i = 0; i < row.length; i++) {
                         row[i] = rs.getObject(i + 1);
                     }
@@ -73,14 +84,27 @@ final class SlotMover {
         return page;
     }
 
-    private static int copy(Connection to, JournalSql sql, List<Object[]> page, String owner) throws SQLException {
+    /**
+     * Copies the rows the target does not hold yet; adds to {@code done} every row the source may drop (copied now,
+     * or copied by an earlier move cut short).
+     */
+    private static int copy(Connection to, JournalSql sql, List<Object[]> page, String owner, List<Object[]> done,
+                            String fromName) throws SQLException {
         int copied = 0;
         try (PreparedStatement exists = to.prepareStatement(sql.exists);
-             PreparedStatement insert = to.prepareStatement(sql.upsert)) {
+             PreparedStatement insert = to.prepareStatement(sql.insert)) {
             for (Object[] row : page) {
-                exists.setObject(1, row[0]);
+                bindKey(exists, row);
                 try (ResultSet rs = exists.executeQuery()) {
                     if (rs.next()) {
+                        if (sameCall(rs, row)) {
+                            done.add(row);
+                        } else {
+                            System.getLogger(SlotMover.class.getName()).log(System.Logger.Level.WARNING,
+                                    "retry journal {0}: retry.id={1} of {2}.{3}() is pending in this slot for another"
+                                            + " call; kept in {0} until that one ends", fromName, row[3], row[1],
+                                    row[2]);
+                        }
                         continue;
                     }
                 }
@@ -91,6 +115,7 @@ final class SlotMover {
                     insert.setObject(i + 1, row[i]);
                 }
                 insert.addBatch();
+                done.add(row);
                 copied++;
             }
             insert.executeBatch();
@@ -98,10 +123,21 @@ final class SlotMover {
         return copied;
     }
 
-    private static void delete(Connection from, JournalSql sql, List<Object[]> page) throws SQLException {
+    private static boolean sameCall(ResultSet held, Object[] row) throws SQLException {
+        return java.util.Objects.equals(held.getObject(1), row[CRC_COLUMN])
+                && java.util.Objects.equals(held.getObject(2), row[CREATED_COLUMN]);
+    }
+
+    private static void bindKey(PreparedStatement st, Object[] row) throws SQLException {
+        for (int i = 0; i < 4; i++) {
+            st.setObject(i + 1, row[i]);
+        }
+    }
+
+    private static void delete(Connection from, JournalSql sql, List<Object[]> rows) throws SQLException {
         try (PreparedStatement st = from.prepareStatement(sql.deleteOne)) {
-            for (Object[] row : page) {
-                st.setObject(1, row[0]);
+            for (Object[] row : rows) {
+                bindKey(st, row);
                 st.addBatch();
             }
             st.executeBatch();

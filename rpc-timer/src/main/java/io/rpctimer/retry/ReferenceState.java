@@ -14,7 +14,10 @@ package io.rpctimer.retry;
  * @param budgetWaits            due retries that had to wait for a token, since the start
  * @param budget                 the budget's state in one line
  * @param stats                  the reference's counters
+ * @param sendsDeferred          attempts put back on the wheel unsent because this instance could not show it held
+ *                               its lease, or the journal could not be asked (each tried again a second later)
  */
 public record ReferenceState(String serviceKey, int pending, int waitingForBudget, long parked,
-                             long oldestPendingAgeMillis, long budgetWaits, String budget, RetryStats stats) {
+                             long oldestPendingAgeMillis, long budgetWaits, String budget, RetryStats stats,
+                             long sendsDeferred) {
 }

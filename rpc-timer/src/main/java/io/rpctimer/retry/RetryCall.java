@@ -30,6 +30,9 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
     static final int IN_FLIGHT = 2;
     static final int ENDED = 3;
 
+    /** Where the journal stands on the call: not in it, in it, or maybe in it (its append's outcome is unknown). */
+    enum Journaled { NO, YES, MAYBE }
+
     @SuppressWarnings("rawtypes")
     private static final AtomicIntegerFieldUpdater<RetryCall> STATE =
             AtomicIntegerFieldUpdater.newUpdater(RetryCall.class, "state");
@@ -42,10 +45,13 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
     private final P payload;
     private final long createdEpochMillis;
     /**
-     * Whether the journal holds the call: its progress is recorded and it is removed at its outcome. Written once,
-     * before the call is published to another thread (the set of pending calls, the wheel).
+     * Whether the journal holds the call: each send is fenced, and it is removed at its outcome. Written before the
+     * call is published to another thread (the set of pending calls, the wheel), and later only by the thread that
+     * holds the call IN_FLIGHT, when a fence or the resolution of a MAYBE settles it.
      */
-    boolean journaled;
+    volatile Journaled journaled = Journaled.NO;
+    /** With {@link Journaled#MAYBE}: the append's eventual outcome (true: written). */
+    volatile java.util.concurrent.CompletionStage<Boolean> appendResolution;
 
     private volatile int state;
     private volatile int attempt;
@@ -114,9 +120,14 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
         return retryId;
     }
 
+    /** @return the call's key in the journal */
+    CallKey key() {
+        return new CallKey(reference.application(), reference.serviceKey(), method, retryId);
+    }
+
     @Override
     public String application() {
-        return reference.lifecycle.application();
+        return reference.application();
     }
 
     @Override
@@ -156,7 +167,7 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
 
     @Override
     public void sent(String provider) {
-        reference.lifecycle.emit(RetryEvent.Type.SENT, this, attempt, provider, 0, null, null);
+        reference.sent(this, provider);
     }
 
     @Override

@@ -19,9 +19,16 @@ package io.rpctimer.retry;
  *                    REJECTED, a {@link java.util.concurrent.RejectedExecutionException} saying why, caused by the
  *                    call's failure), or null
  * @param epochMillis when it happened, in milliseconds since the epoch
+ * @param custody     for {@link Type#HANDED_OVER}, where the call is now; otherwise null
  */
 public record RetryEvent(Type type, String application, String retryId, String service, String method, int attempt,
-                         String provider, long delayMillis, Throwable failure, long epochMillis) {
+                         String provider, long delayMillis, Throwable failure, long epochMillis, Custody custody) {
+
+    /** An event that is not a hand-over ({@code custody} is null). */
+    public RetryEvent(Type type, String application, String retryId, String service, String method, int attempt,
+                      String provider, long delayMillis, Throwable failure, long epochMillis) {
+        this(type, application, retryId, service, method, attempt, provider, delayMillis, failure, epochMillis, null);
+    }
 
     /** An event whose reporter does not know the application ({@code application} is null). */
     public RetryEvent(Type type, String retryId, String service, String method, int attempt, String provider,
@@ -43,7 +50,11 @@ public record RetryEvent(Type type, String application, String retryId, String s
         ABANDONED(RetryOutcome.ABANDONED),
         /** Refused at the pending cap; {@code attempt} is 0. */
         REJECTED(RetryOutcome.REJECTED),
-        /** Handed to the {@link RetryStore} at shutdown; {@code attempt} is the retry that was pending. */
+        /**
+         * Left for someone else: at a stop (kept in the journal, or handed to the {@link RetryStore}), or because
+         * another instance adopted the call; {@code attempt} is the retry that was pending, {@code custody} says
+         * where the call is.
+         */
         HANDED_OVER(RetryOutcome.HANDED_OVER);
 
         private final RetryOutcome outcome;
@@ -56,6 +67,20 @@ public record RetryEvent(Type type, String application, String retryId, String s
         public RetryOutcome outcome() {
             return outcome;
         }
+    }
+
+    /** Where a {@link Type#HANDED_OVER} call went. */
+    public enum Custody {
+        /** In the journal: it resumes at the next start, or with a surviving instance of the fleet. */
+        JOURNAL,
+        /** In the journal if its write committed: the write's outcome is unknown. */
+        JOURNAL_UNCONFIRMED,
+        /** Another instance adopted it (or ended it) meanwhile: that instance sends it, not this one. */
+        ANOTHER_INSTANCE,
+        /** No journal holds it: handed to the {@link RetryStore}. */
+        RETRY_STORE,
+        /** Kept nowhere: {@code failure} says why (the RetryStore refused it). */
+        NOWHERE
     }
 
     /** @return whether this event ends the call */

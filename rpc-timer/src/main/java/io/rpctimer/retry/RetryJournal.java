@@ -1,27 +1,58 @@
 package io.rpctimer.retry;
 
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 
 /**
  * A durable, write-ahead record of the failed calls a consumer instance still has to retry, so that they survive a
  * crash, a restart or a deploy, and move to a surviving instance of a fleet when their owner dies.
  *
  * <p>The retry lifecycle calls it at exactly these points: {@link #append} when a call fails back (before its caller
- * gets the empty result), {@link #update} when the next retry of a call is scheduled, {@link #remove} at the call's
- * outcome, {@link #claim} when a reference of a service starts (its own entries from an earlier run, and those of
- * instances that are gone), and {@link #unpark} when room frees on the wheel for calls that were spilled past the
- * in-memory cap. The success path never calls it.
+ * gets the empty result), {@link #fence} right before each retry is sent, {@link #remove} at the call's outcome,
+ * {@link #release} when a reference is destroyed while its application runs, {@link #claim} when a reference starts
+ * and then periodically (its own entries from an earlier run, those of instances that are gone, and released ones),
+ * and {@link #unpark} when room frees on the wheel for calls that were spilled past the in-memory cap. The success
+ * path never calls it.
  *
- * <p>Entries are keyed by {@code retryId}. Every entry has one owner instance at a time; an instance only changes
- * entries it owns, and a dead instance's entries are adopted with the database's own guard (a conditional update on
- * the owner), never a lock of ours. The payload (the call's arguments and attachments, serialized by the caller with
- * the reference's own serialization) is opaque here and protected by a checksum.
+ * <p>Entries are keyed by {@link CallKey} (application, service, method, {@code retry.id}). Every entry has one owner
+ * instance at a time; an instance only changes entries it owns, never replaces a row another owner holds, and a dead
+ * instance's entries are adopted with the database's own guard (a conditional update on the owner and its lease),
+ * never a lock of ours. The payload (the call's arguments and attachments, serialized by the caller with the
+ * reference's own serialization) is opaque here and protected by a checksum.
  *
- * <p><b>Threading:</b> implementations are thread-safe. {@link #append}, {@link #update} and {@link #remove} may
- * block the calling thread until the change is durable (implementations batch concurrent calls into one commit);
- * they throw {@link RetryJournalException} when the store fails. Times are epoch milliseconds.
+ * <h3>Fencing</h3>
+ * In a fleet, a paused or partitioned instance may have been taken for dead and its calls adopted. So before each
+ * send the lifecycle calls {@link #fence}: one conditional write, judged by the database on the database's clock,
+ * that both checks that this instance still owns the call with a valid lease and records the attempt. An instance
+ * whose lease renewals have failed for most of a lease answers false to {@link #leaseHeld()} and sends nothing.
+ *
+ * <p><b>Threading:</b> implementations are thread-safe. {@link #append} blocks the calling thread until the change is
+ * durable (implementations batch concurrent calls into one commit) or its write timeout; {@link #fence} and
+ * {@link #remove} return at once and complete later, on a thread of the journal's. A write whose outcome is unknown
+ * throws (or completes with) a {@link RetryJournalException} whose {@link RetryJournalException#maybeWritten()} is
+ * true. Times are epoch milliseconds.
  */
 public interface RetryJournal extends AutoCloseable {
+
+    /** What an {@link #append} did. */
+    enum Append {
+        /** The call is durable. */
+        APPENDED,
+        /** A call with the same {@link CallKey} is pending already (here or at another instance): nothing written. */
+        DUPLICATE
+    }
+
+    /** The database's verdict at {@link #fence}. */
+    enum Fence {
+        /** This instance owns the call, its lease is valid, and the attempt is recorded: send it. */
+        OWNED,
+        /** Another instance (or another run of this instance's identity) owns the call now: do not send. */
+        ADOPTED,
+        /** There is no such call: it ended elsewhere, or its append never took effect. */
+        GONE,
+        /** The call is this instance's, but its lease is not valid for long enough to send now: try later. */
+        LEASE_EXPIRED
+    }
 
     /**
      * Persists a call that has just failed back. Returns once it is durable.
@@ -29,39 +60,51 @@ public interface RetryJournal extends AutoCloseable {
      * @param entry  the call, owned by this instance
      * @param parked true if the call is not on the wheel (spilled past the in-memory cap): {@link #unpark} hands it
      *               back later; false if it is scheduled in memory now
-     * @throws RetryJournalException if the store could not keep it; the caller decides what the call's outcome is
+     * @return {@link Append#APPENDED}, or {@link Append#DUPLICATE} if a call with its key is pending already
+     * @throws RetryJournalException if the store failed; see {@link RetryJournalException#maybeWritten()}
      */
-    void append(RetryJournalEntry entry, boolean parked) throws RetryJournalException;
+    Append append(RetryJournalEntry entry, boolean parked) throws RetryJournalException;
 
     /**
-     * Records a call's progress: its next retry is scheduled.
+     * The fence before retry {@code attempt} of a call is sent: confirms on the database's clock that this instance
+     * owns the call with a valid lease, and records that the attempt is under way ({@code attempt + 1} is then the
+     * retry a new owner would send next, due at {@code nextDueEpochMillis}).
      *
-     * @param retryId        the call
-     * @param attempt        the retry now scheduled, 1-based
-     * @param dueEpochMillis when it is due
-     * @param lastProvider   the provider of the attempt that failed last, or null
-     * @param lastFailure    a short text of that failure (class and message, bounded), or null
-     * @return false if this instance no longer owns the entry (another instance adopted it): stop retrying it here
-     * @throws RetryJournalException if the store failed
+     * @param key                the call
+     * @param attempt            the retry about to be sent, 1-based
+     * @param nextDueEpochMillis when the retry after it is due, should this one fail or its sender die
+     * @param lastProvider       the provider of the attempt that failed last, or null
+     * @param lastFailure        a short text of that failure (class and message, bounded), or null
+     * @return the verdict; completes exceptionally with a {@link RetryJournalException} if the store failed
      */
-    boolean update(String retryId, int attempt, long dueEpochMillis, String lastProvider, String lastFailure)
-            throws RetryJournalException;
+    CompletionStage<Fence> fence(CallKey key, int attempt, long nextDueEpochMillis, String lastProvider,
+                                 String lastFailure);
 
     /**
-     * Removes a call at its outcome (delivered, abandoned, rejected). A call handed over at a graceful stop is NOT
-     * removed: it resumes at the next start.
+     * Removes a call at its outcome (delivered, abandoned). A call handed over at a graceful stop is NOT removed: it
+     * resumes at the next start or with a survivor.
      *
-     * @throws RetryJournalException if the store failed
+     * @return true if this instance's row was removed; false if there was none of this instance's (another instance
+     *     adopted it, or it was never written); completes exceptionally if the store failed
      */
-    void remove(String retryId) throws RetryJournalException;
+    CompletionStage<Boolean> remove(CallKey key);
+
+    /**
+     * Gives up calls this instance holds on its wheel (a reference destroyed while its application runs), so that
+     * the next {@link #claim} of their service — this instance's or another's — takes them.
+     *
+     * @throws RetryJournalException if the store failed; the calls are then taken at the next start or after this
+     *                               instance's lease
+     */
+    void release(List<CallKey> keys) throws RetryJournalException;
 
     /**
      * Takes over what this instance should resume for one service: its own entries from an earlier run of the
-     * same instance identity (scheduled or parked then; none that this run scheduled), its parked entries, and
-     * every entry of an instance of the same application whose lease has expired. Claimed entries are owned by
-     * this instance and count as scheduled (not parked). Entries past {@code limit} stay parked and are owned by
-     * this instance, for {@link #unpark}. Calling it again (a second reference of the service) hands out only
-     * parked and newly adopted entries, never one that is scheduled now.
+     * same instance identity (scheduled or parked then; none that this run scheduled), its parked entries, released
+     * entries, and every entry of an instance of the same application whose lease has expired. Claimed entries are
+     * owned by this instance and count as scheduled (not parked). Entries past {@code limit} stay parked and are
+     * owned by this instance, for {@link #unpark}. Calling it again (a second reference of the service, or the
+     * periodic claim) hands out only parked and newly adopted entries, never one that is scheduled now.
      *
      * @param application the Dubbo application name
      * @param serviceKey  the service key ({@code group/interface:version})
@@ -76,7 +119,19 @@ public interface RetryJournal extends AutoCloseable {
      */
     List<RetryJournalEntry> unpark(String application, String serviceKey, int limit) throws RetryJournalException;
 
-    /** @return a one-line description of the store's state for operators (kind, location, owner, health) */
+    /**
+     * @return true if other instances may adopt this instance's entries (a shared database with leases): then a
+     *     failed {@link #fence} must not be taken as leave to send
+     */
+    boolean fences();
+
+    /**
+     * @return false while this instance cannot show that its lease is valid (its renewals have failed for most of a
+     *     lease, by its own monotonic clock): send nothing until it is renewed. Always true without a lease.
+     */
+    boolean leaseHeld();
+
+    /** @return a one-line description of the store's state for operators (kind, location, owner, health); no secret */
     String describe();
 
     /** Releases the store's resources; entries stay for the next start. Idempotent. */

@@ -9,7 +9,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
@@ -47,29 +46,33 @@ public final class RetryLifecycle implements AutoCloseable {
     public static final int DEFAULT_HISTORY_CAPACITY = 4096;
 
     private final String application;
-    private final Timer timer;
-    private final Executor executor;
-    private final RetryJournal journal;
     private final List<RetryListener> listeners;
     private final LongSupplier clockMillis;
     private final RetryHistory history;
     private final RetryCounters counters = new RetryCounters();
     private final LongAdder resumed = new LongAdder();
-    private final LongAdder journalFailures = new LongAdder();
     private final LongAdder unpersistable = new LongAdder();
     private final LongAdder unreadable = new LongAdder();
-    private final AtomicBoolean journalWorking = new AtomicBoolean(true);
     private final Set<RetryReference<?>> references = ConcurrentHashMap.newKeySet();
+    /** What every reference of this lifecycle is built with. */
+    private final Shared shared;
     private volatile boolean closed;
+
+    /**
+     * What a {@link RetryReference} is built with: the lifecycle's wheel, default executor, journal and clock, and
+     * the one sink it reports to.
+     */
+    record Shared(String application, Timer timer, Executor executor, GuardedJournal journal,
+                  LongSupplier clockMillis, CallSink sink) {
+    }
 
     private RetryLifecycle(Builder b) {
         this.application = b.application;
-        this.timer = b.timer;
-        this.executor = b.executor;
-        this.journal = b.journal;
         this.listeners = new CopyOnWriteArrayList<>(b.listeners);
         this.clockMillis = b.clockMillis;
         this.history = new RetryHistory(b.historyCapacity);
+        this.shared = new Shared(application, b.timer, b.executor, new GuardedJournal(application, b.journal),
+                clockMillis, new Sink());
     }
 
     /**
@@ -103,7 +106,7 @@ public final class RetryLifecycle implements AutoCloseable {
             closed = true;
             live = List.copyOf(references);
         }
-        live.forEach(RetryReference::destroy);
+        live.forEach(r -> r.destroy(false));
     }
 
     /** @param listener receives every event of this application from now on */
@@ -125,8 +128,9 @@ public final class RetryLifecycle implements AutoCloseable {
         for (RetryReference<?> r : references) {
             refs.add(r.state());
         }
-        return new LifecycleState(application, counters.snapshot(), resumed.sum(), journalFailures.sum(),
-                unpersistable.sum(), unreadable.sum(), journal == null ? "none" : journal.describe(), refs);
+        GuardedJournal journal = shared.journal();
+        return new LifecycleState(application, counters.snapshot(), resumed.sum(), journal.failures(),
+                unpersistable.sum(), unreadable.sum(), journal.describe(), refs);
     }
 
     /**
@@ -148,110 +152,93 @@ public final class RetryLifecycle implements AutoCloseable {
 
     // ------------------------------------------------------------------ for the references
 
-    Timer timer() {
-        return timer;
+    Shared shared() {
+        return shared;
     }
 
-    Executor executor() {
-        return executor;
-    }
-
-    RetryJournal journal() {
-        return journal;
-    }
-
-    long nowMillis() {
-        return clockMillis.getAsLong();
-    }
-
-    void register(RetryReference<?> reference) {
+    /** @return {@code reference}, now one of this lifecycle's */
+    <P> RetryReference<P> register(RetryReference<P> reference) {
         synchronized (references) {
             if (closed) {
                 throw new IllegalStateException("RetryLifecycle(" + application + ") is closed");
             }
             references.add(reference);
         }
+        return reference;
     }
 
-    void forget(RetryReference<?> reference) {
-        references.remove(reference);
-    }
+    /** The references' reports: counted here and per reference, recorded, told to the listeners. */
+    private final class Sink implements CallSink {
 
-    void callFailed(RetryReference<?> reference) {
-        counters.callFailed();
-        reference.counters.callFailed();
-    }
-
-    /** A call from the journal: a failed call of this instance from now on. */
-    void resumed(RetryReference<?> reference) {
-        callFailed(reference);
-        resumed.increment();
-    }
-
-    /** Calls parked by this instance stay in the journal at a stop: counted handed over, in bulk. */
-    void parkedHandedOver(RetryReference<?> reference, long n) {
-        if (n == 0) {
-            return;
+        @Override
+        public void failed(RetryReference<?> reference, boolean fromJournal) {
+            counters.callFailed();
+            reference.counters.callFailed();
+            if (fromJournal) {
+                resumed.increment();
+            }
         }
-        for (long i = 0; i < n; i++) {
-            counters.record(RetryEvent.Type.HANDED_OVER);
-            reference.counters.record(RetryEvent.Type.HANDED_OVER);
-        }
-        LOG.log(Level.WARNING, "wheelfailback HANDED_OVER {0} calls of {1}/{2} parked in the journal; they resume at "
-                + "the next start", n, application, reference.serviceKey());
-    }
 
-    void journalWorked() {
-        if (!journalWorking.get()) {
-            journalWorking.set(true);
-            LOG.log(Level.INFO, "wheelfailback journal of {0} works again: {1}", application, journal.describe());
+        @Override
+        public void parkedHandedOver(RetryReference<?> reference, long n) {
+            if (n == 0) {
+                return;
+            }
+            for (long i = 0; i < n; i++) {
+                counters.record(RetryEvent.Type.HANDED_OVER);
+                reference.counters.record(RetryEvent.Type.HANDED_OVER);
+            }
+            LOG.log(Level.WARNING, "wheelfailback HANDED_OVER {0} calls of {1}/{2} parked in the journal; they resume"
+                    + " at the next start, or with the instance that claims them", n, application,
+                    reference.serviceKey());
         }
-    }
 
-    void journalFailed(String what, Exception e) {
-        journalFailures.increment();
-        if (journalWorking.getAndSet(false)) {
-            LOG.log(Level.WARNING, "wheelfailback journal of " + application + " failed to " + what + "; failed calls "
-                    + "go on in memory (not durable) until it works again; see journalFailures", e);
+        @Override
+        public void unpersistable(RetryReference<?> reference, String method, boolean firstOfMethod) {
+            unpersistable.increment();
+            if (firstOfMethod) {
+                LOG.log(Level.WARNING, "wheelfailback {0}/{1}.{2}(): a failed call could not be serialized for the "
+                        + "journal; such calls are retried in memory only (counted in unpersistable, logged once "
+                        + "per method)", application, reference.serviceKey(), method);
+            }
         }
-    }
 
-    void unpersistable(RetryReference<?> reference, String method, boolean firstOfMethod) {
-        unpersistable.increment();
-        if (firstOfMethod) {
-            LOG.log(Level.WARNING, "wheelfailback {0}/{1}.{2}(): a failed call could not be serialized for the "
-                    + "journal; such calls are retried in memory only (counted in unpersistable, logged once per "
-                    + "method)", application, reference.serviceKey(), method);
+        @Override
+        public void unreadable(RetryReference<?> reference, String retryId, Exception e) {
+            unreadable.increment();
+            LOG.log(Level.ERROR, "wheelfailback journal entry retry.id=" + retryId + " of " + application + "/"
+                    + reference.serviceKey() + " is unreadable (torn or corrupt payload); skipped, left in the "
+                    + "journal", e);
         }
-    }
 
-    void unreadable(String serviceKey, String retryId, Exception e) {
-        unreadable.increment();
-        LOG.log(Level.ERROR, "wheelfailback journal entry retry.id=" + retryId + " of " + application + "/"
-                + serviceKey + " is unreadable (torn or corrupt payload); skipped, left in the journal", e);
-    }
-
-    /** Counts one step, records it, and tells the listeners (the event is built only if someone listens). */
-    void emit(RetryEvent.Type type, RetryCall<?> call, int attempt, String provider, long delayNanos,
-              Throwable failure, String failureText) {
-        counters.record(type);
-        call.reference.counters.record(type);
-        long now = nowMillis();
-        long delayMillis = TimeUnit.NANOSECONDS.toMillis(delayNanos);
-        history.add(new RetryStep(type, call.retryId(), call.serviceKey(), call.method(), attempt, provider,
-                delayMillis, failureText, now));
-        if (listeners.isEmpty()) {
-            return;
+        @Override
+        public void destroyed(RetryReference<?> reference) {
+            references.remove(reference);
         }
-        RetryEvent event = new RetryEvent(type, application, call.retryId(), call.reference.service(), call.method(),
-                attempt, provider, delayMillis, failure, now);
-        for (RetryListener l : listeners) {
-            try {
-                l.onEvent(event);
-            } catch (RuntimeException | Error t) {
-                counters.listenerError();
-                LOG.log(Level.WARNING, "RetryListener " + l + " threw on " + type + " of retry.id=" + call.retryId()
-                        + "; ignored", t);
+
+        /** Counts one step, records it, and tells the listeners (the event is built only if someone listens). */
+        @Override
+        public void step(RetryEvent.Type type, RetryCall<?> call, int attempt, String provider, long delayNanos,
+                         Throwable failure, String failureText, RetryEvent.Custody custody) {
+            counters.record(type);
+            call.reference.counters.record(type);
+            long now = clockMillis.getAsLong();
+            long delayMillis = TimeUnit.NANOSECONDS.toMillis(delayNanos);
+            history.add(new RetryStep(type, call.retryId(), call.serviceKey(), call.method(), attempt, provider,
+                    delayMillis, failureText, now));
+            if (listeners.isEmpty()) {
+                return;
+            }
+            RetryEvent event = new RetryEvent(type, application, call.retryId(), call.reference.service(),
+                    call.method(), attempt, provider, delayMillis, failure, now, custody);
+            for (RetryListener l : listeners) {
+                try {
+                    l.onEvent(event);
+                } catch (RuntimeException | Error t) {
+                    counters.listenerError();
+                    LOG.log(Level.WARNING, "RetryListener " + l + " threw on " + type + " of retry.id="
+                            + call.retryId() + "; ignored", t);
+                }
             }
         }
     }

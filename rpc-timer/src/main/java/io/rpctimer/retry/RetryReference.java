@@ -5,7 +5,12 @@ import static io.rpctimer.retry.RetryCall.IN_FLIGHT;
 import static io.rpctimer.retry.RetryCall.SCHEDULED;
 import static io.rpctimer.retry.RetryCall.WAITING;
 
+import io.rpctimer.retry.GuardedJournal.Appended;
+import io.rpctimer.retry.RetryCall.Journaled;
+import io.rpctimer.retry.RetryEvent.Custody;
 import io.rpctimer.wheel.Timeout;
+import io.rpctimer.wheel.Timer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -16,98 +21,115 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 /**
  * The retries of one reference (one service of one application): admits its failed calls, schedules them on the
- * wheel, lets them through its {@link RetryBudget}, has the glue's {@link AttemptSender} send each attempt, and
- * drives each call to exactly one outcome from the replies, recording it in the {@link RetryJournal} on the way.
- * Create one with {@link RetryLifecycle#reference}.
+ * wheel, lets them through its {@link RetryBudget}, fences each attempt in the {@link RetryJournal}, has the glue's
+ * {@link AttemptSender} send it, and drives each call to exactly one outcome from the replies. Create one with
+ * {@link RetryLifecycle#reference}.
  *
  * <h3>Life of a call</h3>
  * <pre>
  *  admit ─┬─ retries=0 ───────────────────────────────────────────▶ ABANDONED (attempt 0)
+ *         ├─ its key pending already (a reused business key) ─────▶ REJECTED, the caller told
  *         ├─ over the cap ─┬─ spill, journal takes it ─▶ PARKED ──(room frees: unpark)──▶ SCHEDULED
  *         │                └─ otherwise ──────────────────────────────────────────────▶ REJECTED
  *         └─ journal.append (if any), then ───────────────────────────────────────────▶ SCHEDULED
- *  SCHEDULED ─(due)▶ WAITING ─(token, FIFO)▶ IN_FLIGHT ─┬─ delivered ────────────────▶ DELIVERED (attempt k)
- *                                                        ├─ failed, policy stops ─────▶ ABANDONED (attempt k)
- *                                                        └─ failed, retries left: journal.update ─▶ SCHEDULED
- *                                                           (update says "not ours": ▶ HANDED_OVER)
+ *  SCHEDULED ─(due)▶ WAITING ─(token, FIFO)▶ IN_FLIGHT: fence ─┬─ owned: send ─┬─ delivered ─▶ DELIVERED (attempt k)
+ *                                                               │               ├─ failed, stop ─▶ ABANDONED
+ *                                                               │               └─ failed, retries left ─▶ SCHEDULED
+ *                                                               ├─ another instance has it ──────▶ HANDED_OVER
+ *                                                               └─ lease not held, journal write unsettled:
+ *                                                                  back to SCHEDULED, the attempt not spent
  *  any state ─(destroy, application close, wheel stopped)─────────────────────────────▶ HANDED_OVER
  * </pre>
  * {@code journal.remove} runs at DELIVERED and ABANDONED; a HANDED_OVER call stays in the journal and resumes at
- * the next start ({@link #resume()}); without a journal it goes to the reference's {@link HandOverSink}.
+ * the next start, or with the instance that claims it ({@link #resume()}); without a journal it goes to the
+ * reference's {@link HandOverSink}.
+ *
+ * <h3>Fencing</h3>
+ * Right before each send of a journaled call, the journal's {@link RetryJournal#fence} checks in the database that
+ * this instance still holds the call (with a valid lease, in a fleet) and records the attempt. A call another
+ * instance adopted meanwhile (this one was paused, or cut off from the database, for longer than its lease) is
+ * never sent from here: it ends HANDED_OVER, custody {@link Custody#ANOTHER_INSTANCE}. In a fleet, a send also waits
+ * while the instance cannot show its lease is valid, or while the fence cannot be written.
  *
  * <h3>Journal failures</h3>
- * A journal that throws never costs a call: the call goes on in memory (its later progress is still offered to the
- * journal), the failure is counted in {@link LifecycleState#journalFailures()} and logged at WARN once each time the
- * journal goes from working to failing. Only a spill the journal refuses is REJECTED, since there is no room in
- * memory. A call whose payload could not be serialized (a null {@code journalPayload}) is retried in memory,
+ * A journal that fails never costs a call: the call goes on in memory (see {@link LifecycleState#journalFailures()}).
+ * Only a spill the journal is known to have refused is REJECTED. A write whose outcome is unknown is taken as
+ * written: the call is removed at its outcome and never reported refused; its first fence waits for the write's
+ * outcome. A call whose payload could not be serialized (a null {@code journalPayload}) is retried in memory,
  * counted in {@link LifecycleState#unpersistable()} and logged once per method. A remove that fails leaves the entry
  * behind: a later start sends that call again, with the same {@code retry.id} (at least once, never lost).
  *
  * <h3>Caveats</h3>
  * The wheel does not order retries due in the same tick; the budget's queue keeps the order in which they reached
  * it. A reply that arrives after its call was handed over is ignored, so an attempt in flight at a stop may be sent
- * again at the next start (a duplicate with the same {@code retry.id}). Two parked calls with the same
- * {@code retry.id} share one outcome handle.
+ * again by whoever resumes the call (a duplicate with the same {@code retry.id}, and another attempt number).
  *
  * <p><b>Threading:</b> thread-safe. {@link #admit} runs on the caller's thread and, with a journal, blocks it until
- * the call is durable. Due retries arrive on the wheel's executor; the budget gate, the {@code send} call, the reply
- * handling and every journal update, remove and unpark run on the reference's dispatch executor (never on the
- * wheel's worker; on the thread that completes the reply only when the executor refuses the hand-off). A call's
- * outcome handle completes on that executor, or on the thread that hands the call over.
+ * the call is durable (at most the journal's write timeout). Due retries arrive on the wheel's executor; the budget
+ * gate, the fence, the {@code send} call, the reply handling and every unpark run on the reference's dispatch
+ * executor (never on the wheel's worker; on the thread that completes a reply or a fence only when the executor
+ * refuses the hand-off). A call's outcome handle completes on that executor, or on the thread that hands the call
+ * over.
  *
  * @param <P> the glue's in-memory form of a call
  */
 public final class RetryReference<P> {
 
-    private static final int UNPARK_BATCH = 256;
-    /** After an unpark the journal refused, when to try again if no outcome comes first. */
-    private static final long UNPARK_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How long a send waits before it tries again, when the lease or a journal write's outcome is not settled. */
+    static final long DEFER_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    final RetryLifecycle lifecycle;
+    private final String application;
     private final String serviceKey;
     private final String service;
     private final Function<String, RetryPolicy> policies;
     private final AttemptSender<P> sender;
     private final PayloadDecoder<P> decoder;
     private final HandOverSink<P> handOverSink;
+    private final java.util.function.BooleanSupplier alive;
     private final Executor executor;
+    private final Timer timer;
+    private final LongSupplier clockMillis;
+    private final GuardedJournal journal;
+    private final CallSink sink;
     private final BudgetGate gate;
-    private final RetryJournal journal;
+    private final ParkedCalls parked;
+    /** Per-reference counts of what {@link #sink} reports; written by the lifecycle. */
     final RetryCounters counters = new RetryCounters();
 
     private final PendingCalls<P> calls = new PendingCalls<>();
     private final AtomicInteger pending = new AtomicInteger();
+    private final LongAdder deferred = new LongAdder();
     private final Set<String> unpersistableMethods = ConcurrentHashMap.newKeySet();
-    private final ConcurrentHashMap<String, CompletableFuture<CallOutcome>> parkedWatchers = new ConcurrentHashMap<>();
-    /** Calls this instance parked and has not unparked: they count as pending of this instance. */
-    private final AtomicLong parked = new AtomicLong();
-    private final AtomicLong parkSeq = new AtomicLong();
-    private final AtomicBoolean unparking = new AtomicBoolean();
-    private volatile boolean journalMayHoldParked;
     private volatile int maxPending;
     private volatile OverflowPolicy overflow;
     private volatile boolean closed;
 
-    private RetryReference(Builder<P> b) {
-        this.lifecycle = b.lifecycle;
+    private RetryReference(Builder<P> b, RetryLifecycle.Shared shared) {
+        this.application = shared.application();
         this.serviceKey = b.serviceKey;
         this.service = b.service == null ? b.serviceKey : b.service;
         this.policies = b.policies;
         this.sender = b.sender;
         this.decoder = b.decoder;
         this.handOverSink = b.handOverSink;
-        this.executor = b.executor == null ? lifecycle.executor() : b.executor;
-        this.journal = lifecycle.journal();
+        this.alive = b.alive;
+        this.executor = b.executor == null ? shared.executor() : b.executor;
+        this.timer = shared.timer();
+        this.clockMillis = shared.clockMillis();
+        this.journal = shared.journal();
+        this.sink = shared.sink();
         this.maxPending = b.maxPending;
         this.overflow = b.overflow;
-        this.gate = new BudgetGate(b.budget, lifecycle.timer(), c -> dispatch(cast(c)));
+        this.gate = new BudgetGate(b.budget, timer, c -> dispatch(cast(c)));
+        this.parked = new ParkedCalls(journal, serviceKey, executor, timer, () -> maxPending - pending.get(),
+                this::schedule);
     }
 
     /**
@@ -127,13 +149,12 @@ public final class RetryReference<P> {
     public Admission admit(String method, String retryId, P payload, byte[] journalPayload, String provider,
                            Throwable failure, boolean watchOutcome) {
         RetryPolicy policy = policies.apply(method);
-        long now = lifecycle.nowMillis();
-        RetryCall<P> call = new RetryCall<>(this, policy, retryId, method, payload, now,
+        RetryCall<P> call = new RetryCall<>(this, policy, retryId, method, payload, clockMillis.getAsLong(),
                 watchOutcome ? new CompletableFuture<>() : null);
         call.progress(0, FailureText.shared(provider), FailureText.of(failure));
-        lifecycle.callFailed(this);
+        sink.failed(this, false);
         if (policy.retries() == 0) { // Dubbo's meaning: no retry; the failure is still an outcome someone sees
-            finish(call, RetryEvent.Type.ABANDONED, 0, provider, failure);
+            finish(call, RetryEvent.Type.ABANDONED, 0, provider, failure, null);
             return new Admission(Admission.Kind.ENDED, false, null, call.handle);
         }
         long delayNanos = policy.backoffNanos(1, ThreadLocalRandom.current().nextDouble(-1.0, 1.0));
@@ -141,11 +162,17 @@ public final class RetryReference<P> {
             pending.decrementAndGet();
             return overflow(call, journalPayload, delayNanos, failure);
         }
-        call.journaled = append(call, journalPayload, delayNanos, false);
+        Appended appended = append(call, journalPayload, delayNanos, false);
+        if (appended.kind() == Appended.Kind.DUPLICATE) {
+            pending.decrementAndGet();
+            return refuse(call, failure, duplicate(call), true);
+        }
+        journaled(call, appended);
         calls.add(call);
-        lifecycle.emit(RetryEvent.Type.SCHEDULED, call, 1, provider, delayNanos, failure, call.lastFailure());
-        if (closed) {
-            handOver(call);
+        step(RetryEvent.Type.SCHEDULED, call, 1, provider, delayNanos, failure);
+        if (closed || !alive.getAsBoolean()) {
+            destroyIfGone();
+            handOver(call, null);
             return new Admission(Admission.Kind.ENDED, false, null, call.handle);
         }
         arm(call, delayNanos);
@@ -155,73 +182,121 @@ public final class RetryReference<P> {
     private Admission overflow(RetryCall<P> call, byte[] journalPayload, long delayNanos, Throwable failure) {
         OverflowPolicy policy = overflow;
         String reason = maxPending + " retries already pending (failbacktasks=" + maxPending + ")";
-        if (policy == OverflowPolicy.SPILL && journal != null) {
-            if (call.handle != null) { // before the append: an unpark may take the entry as soon as it is written
-                parkedWatchers.put(call.retryId(), call.handle);
+        if (policy == OverflowPolicy.SPILL && journal.present()) {
+            CallKey key = call.key();
+            parked.expect(key, call.handle); // before the append: an unpark may take the call once it is written
+            Appended appended = append(call, journalPayload, delayNanos, true);
+            switch (appended.kind()) {
+                case WRITTEN, MAYBE -> {
+                    parked.parked();
+                    step(RetryEvent.Type.SCHEDULED, call, 1, call.lastProvider(), delayNanos, failure);
+                    if (appended.kind() == Appended.Kind.MAYBE) {
+                        appended.resolution().whenComplete((written, t) -> parkSettled(call, delayNanos, written));
+                    }
+                    return new Admission(Admission.Kind.PARKED, false, null, call.handle);
+                }
+                case DUPLICATE -> {
+                    parked.notParked(key, call.handle);
+                    return refuse(call, failure, duplicate(call), true);
+                }
+                default -> {
+                    parked.notParked(key, call.handle);
+                    reason += "; the journal could not park it";
+                }
             }
-            if (append(call, journalPayload, delayNanos, true)) {
-                parked.incrementAndGet();
-                parkSeq.incrementAndGet();
-                journalMayHoldParked = true;
-                lifecycle.emit(RetryEvent.Type.SCHEDULED, call, 1, call.lastProvider(), delayNanos, failure,
-                        call.lastFailure());
-                return new Admission(Admission.Kind.PARKED, false, null, call.handle);
-            }
-            parkedWatchers.remove(call.retryId(), call.handle);
-            reason += "; the journal could not park it";
         }
-        // the event says why the call was refused, with what it failed with as the cause
-        finish(call, RetryEvent.Type.REJECTED, 0, call.lastProvider(), new RejectedExecutionException(reason
-                + "; the call failed with " + FailureText.of(failure), failure));
-        return new Admission(Admission.Kind.REJECTED, policy != OverflowPolicy.LOG, reason, call.handle);
+        return refuse(call, failure, reason, policy != OverflowPolicy.LOG);
     }
 
-    /** @return whether the journal holds the call now */
-    private boolean append(RetryCall<P> call, byte[] journalPayload, long delayNanos, boolean park) {
-        if (journal == null) {
-            return false;
+    /** A park whose write's outcome was unknown is settled: a call the journal does not hold goes on in memory. */
+    private void parkSettled(RetryCall<P> call, long delayNanos, Boolean written) {
+        if (Boolean.TRUE.equals(written)) {
+            return; // parked: an unpark or a claim takes it
+        }
+        if (written == null) {
+            System.getLogger(RetryReference.class.getName()).log(System.Logger.Level.WARNING, "wheelfailback {0}"
+                    + " was parked in the journal, and whether the write took effect cannot be found out: if it did"
+                    + " not, the call is not retried", call.key());
+            return;
+        }
+        parked.unparkedInMemory();
+        parked.notParked(call.key(), call.handle);
+        pending.incrementAndGet(); // over the cap by one: the caller was told the call is kept
+        calls.add(call);
+        if (closed) {
+            handOver(call, null);
+        } else {
+            arm(call, delayNanos);
+        }
+    }
+
+    private Admission refuse(RetryCall<P> call, Throwable failure, String reason, boolean callerFails) {
+        // the event says why the call was refused, with what it failed with as the cause
+        finish(call, RetryEvent.Type.REJECTED, 0, call.lastProvider(), new RejectedExecutionException(reason
+                + "; the call failed with " + FailureText.of(failure), failure), null);
+        return new Admission(Admission.Kind.REJECTED, callerFails, reason, call.handle);
+    }
+
+    private static String duplicate(RetryCall<?> call) {
+        return "a call with retry.id=" + call.retryId() + " of " + call.method() + "() is pending already";
+    }
+
+    private Appended append(RetryCall<P> call, byte[] journalPayload, long delayNanos, boolean park) {
+        if (!journal.present()) {
+            return Appended.NOT_WRITTEN;
         }
         if (journalPayload == null) {
-            lifecycle.unpersistable(this, call.method(), unpersistableMethods.add(call.method()));
-            return false;
+            sink.unpersistable(this, call.method(), unpersistableMethods.add(call.method()));
+            return Appended.NOT_WRITTEN;
         }
         long now = call.createdEpochMillis();
-        RetryJournalEntry entry = new RetryJournalEntry(call.retryId(), lifecycle.application(), serviceKey,
-                call.method(), journalPayload, 1, now + TimeUnit.NANOSECONDS.toMillis(delayNanos),
-                call.lastProvider(), call.lastFailure(), now);
-        try {
-            journal.append(entry, park);
-            lifecycle.journalWorked();
-            return true;
-        } catch (RetryJournalException | RuntimeException e) {
-            lifecycle.journalFailed("append retry.id=" + call.retryId(), e);
-            return false;
+        return journal.append(new RetryJournalEntry(call.retryId(), application, serviceKey, call.method(),
+                journalPayload, 1, now + TimeUnit.NANOSECONDS.toMillis(delayNanos), call.lastProvider(),
+                call.lastFailure(), now), park);
+    }
+
+    private static void journaled(RetryCall<?> call, Appended appended) {
+        switch (appended.kind()) {
+            case WRITTEN -> call.journaled = Journaled.YES;
+            case MAYBE -> {
+                call.appendResolution = appended.resolution();
+                call.journaled = Journaled.MAYBE;
+            }
+            default -> call.journaled = Journaled.NO;
         }
     }
 
     /** Puts the call's next retry on the wheel; a stopped wheel means the application is closing: hand over. */
     private void arm(RetryCall<P> call, long delayNanos) {
         try {
-            Timeout t = lifecycle.timer().newTimeout(call, delayNanos, TimeUnit.NANOSECONDS);
+            Timeout t = timer.newTimeout(call, delayNanos, TimeUnit.NANOSECONDS);
             call.timeout = t;
             if (call.state() == ENDED) {
                 t.cancel();
             }
         } catch (IllegalStateException | RejectedExecutionException e) {
-            handOver(call);
+            handOver(call, null);
         }
     }
 
     /** The wheel's executor: the call's retry is due (the call is WAITING). */
     void due(RetryCall<P> call) {
-        if (closed) {
-            handOver(call);
+        if (closed || !alive.getAsBoolean()) {
+            destroyIfGone();
+            handOver(call, null);
             return;
         }
         gate.offer(call);
     }
 
-    /** The budget let the call through: send the attempt on the dispatch executor. */
+    /** The glue's reference is gone while this one is open: it ends now, as {@link #destroy()} would. */
+    private void destroyIfGone() {
+        if (!closed && !alive.getAsBoolean()) {
+            destroy();
+        }
+    }
+
+    /** The budget let the call through: fence and send the attempt on the dispatch executor. */
     private void dispatch(RetryCall<P> call) {
         if (!call.move(WAITING, IN_FLIGHT)) {
             return;
@@ -229,12 +304,91 @@ public final class RetryReference<P> {
         int attempt = call.attempt() + 1;
         call.attempt(attempt);
         try {
-            executor.execute(() -> send(call, attempt));
+            executor.execute(() -> fence(call, attempt));
         } catch (RejectedExecutionException e) {
-            // on the wheel's executor: a failed attempt, rescheduled in memory only; the journal keeps the previous
-            // due time, which is earlier, and a journal write here would hold a thread every timeout needs
-            onReply(call, attempt, AttemptResult.failed(null, e, true), false);
+            onReply(call, attempt, AttemptResult.failed(null, e, true)); // a failed attempt, rescheduled
         }
+    }
+
+    /** Whether this call may be sent now, in the journal's eyes: settles it, then sends or waits. */
+    private void fence(RetryCall<P> call, int attempt) {
+        if (!inFlight(call, attempt)) {
+            return;
+        }
+        if (call.journaled == Journaled.MAYBE && !settle(call)) {
+            defer(call, attempt); // its append may yet commit: no send before the journal knows
+            return;
+        }
+        if (call.journaled == Journaled.NO) {
+            send(call, attempt);
+            return;
+        }
+        if (journal.fences() && !journal.leaseHeld()) {
+            defer(call, attempt);
+            return;
+        }
+        long nextDue = clockMillis.getAsLong()
+                + TimeUnit.NANOSECONDS.toMillis(call.policy.backoffNanos(attempt + 1, 0));
+        journal.fence(call.key(), attempt, nextDue, call.lastProvider(), call.lastFailure())
+                .thenAccept(verdict -> onExecutor(() -> fenced(call, attempt, verdict)));
+    }
+
+    /** @return false while a MAYBE call's append has no known outcome; otherwise makes the call YES or NO */
+    private static boolean settle(RetryCall<?> call) {
+        CompletableFuture<Boolean> r = call.appendResolution.toCompletableFuture();
+        if (!r.isDone()) {
+            return false;
+        }
+        if (!r.isCompletedExceptionally()) {
+            call.journaled = r.join() ? Journaled.YES : Journaled.NO;
+        }
+        return true; // an outcome that will never be known stays MAYBE: its fence decides
+    }
+
+    private void fenced(RetryCall<P> call, int attempt, GuardedJournal.Verdict verdict) {
+        if (!inFlight(call, attempt)) {
+            return;
+        }
+        switch (verdict) {
+            case OWNED -> {
+                call.journaled = Journaled.YES;
+                if (journal.fences() && !journal.leaseHeld()) {
+                    defer(call, attempt);
+                } else {
+                    send(call, attempt);
+                }
+            }
+            case ADOPTED -> handOver(call, Custody.ANOTHER_INSTANCE);
+            case GONE -> {
+                if (call.journaled == Journaled.MAYBE) { // its append never took effect: an in-memory call
+                    call.journaled = Journaled.NO;
+                    send(call, attempt);
+                } else {
+                    handOver(call, Custody.ANOTHER_INSTANCE); // ended by the instance that adopted it
+                }
+            }
+            case LEASE_EXPIRED -> defer(call, attempt);
+            case FAILED -> {
+                if (journal.fences()) {
+                    defer(call, attempt);
+                } else {
+                    send(call, attempt);
+                }
+            }
+        }
+    }
+
+    /** The attempt cannot go now: back on the wheel for a moment, the attempt not spent. */
+    private void defer(RetryCall<P> call, int attempt) {
+        deferred.increment();
+        call.attempt(attempt - 1);
+        if (call.move(IN_FLIGHT, SCHEDULED)) {
+            arm(call, DEFER_NANOS);
+        }
+    }
+
+    private boolean inFlight(RetryCall<P> call, int attempt) {
+        return call.state() == IN_FLIGHT && call.attempt() == attempt;
     }
 
     private void send(RetryCall<P> call, int attempt) {
@@ -251,80 +405,77 @@ public final class RetryReference<P> {
             AttemptResult r = failure != null ? AttemptResult.failed(null, unwrap(failure), true)
                     : result != null ? result
                     : AttemptResult.failed(null, new NullPointerException("null AttemptResult"), true);
-            try {
-                executor.execute(() -> onReply(call, attempt, r));
-            } catch (RejectedExecutionException e) {
-                onReply(call, attempt, r);
-            }
+            onExecutor(() -> onReply(call, attempt, r));
         });
+    }
+
+    /** Runs {@code step} on the dispatch executor, or here if it refuses (nothing in a step blocks). */
+    private void onExecutor(Runnable step) {
+        try {
+            executor.execute(step);
+        } catch (RejectedExecutionException e) {
+            step.run();
+        }
     }
 
     /** The dispatch executor: the reply to {@code attempt} drives the call's next step. */
     private void onReply(RetryCall<P> call, int attempt, AttemptResult result) {
-        onReply(call, attempt, result, true);
-    }
-
-    /** @param mayWriteJournal false where a blocking journal write must not run (a thread other than the lanes') */
-    private void onReply(RetryCall<P> call, int attempt, AttemptResult result, boolean mayWriteJournal) {
-        if (call.state() != IN_FLIGHT || call.attempt() != attempt) {
+        if (!inFlight(call, attempt)) {
             return; // handed over meanwhile
         }
         if (result.isDelivered()) {
-            finish(call, RetryEvent.Type.DELIVERED, attempt, result.provider(), null);
+            finish(call, RetryEvent.Type.DELIVERED, attempt, result.provider(), null, null);
             return;
         }
         Throwable failure = result.failure();
         call.progress(attempt, FailureText.shared(result.provider()), FailureText.of(failure));
-        lifecycle.emit(RetryEvent.Type.FAILED, call, attempt, result.provider(), 0, failure, call.lastFailure());
+        sink.step(RetryEvent.Type.FAILED, call, attempt, result.provider(), 0, failure, call.lastFailure(), null);
         if (closed) {
-            handOver(call);
+            handOver(call, null);
             return;
         }
         long delayNanos = call.policy.nextDelayNanos(attempt + 1, failure, result.rpcFailure());
         if (delayNanos == RetryPolicy.STOP) {
-            finish(call, RetryEvent.Type.ABANDONED, attempt, result.provider(), failure);
-        } else {
-            reschedule(call, attempt + 1, delayNanos, failure, mayWriteJournal);
-        }
-    }
-
-    private void reschedule(RetryCall<P> call, int next, long delayNanos, Throwable failure,
-                            boolean mayWriteJournal) {
-        lifecycle.emit(RetryEvent.Type.SCHEDULED, call, next, call.lastProvider(), delayNanos, failure,
-                call.lastFailure());
-        if (call.journaled && mayWriteJournal && !recordProgress(call, next, delayNanos)) {
-            // another instance adopted the entry (this one was taken for dead): it delivers the call now
-            finish(call, RetryEvent.Type.HANDED_OVER, next, call.lastProvider(), null);
+            finish(call, RetryEvent.Type.ABANDONED, attempt, result.provider(), failure, null);
             return;
         }
+        step(RetryEvent.Type.SCHEDULED, call, attempt + 1, call.lastProvider(), delayNanos, failure);
         if (call.move(IN_FLIGHT, SCHEDULED)) {
             arm(call, delayNanos);
         }
     }
 
-    /** @return false if the journal says another instance owns the call */
-    private boolean recordProgress(RetryCall<P> call, int next, long delayNanos) {
-        long due = lifecycle.nowMillis() + TimeUnit.NANOSECONDS.toMillis(delayNanos);
-        try {
-            boolean owned = journal.update(call.retryId(), next, due, call.lastProvider(), call.lastFailure());
-            lifecycle.journalWorked();
-            return owned;
-        } catch (RetryJournalException | RuntimeException e) {
-            lifecycle.journalFailed("update retry.id=" + call.retryId(), e);
-            return true;
-        }
+    private void step(RetryEvent.Type type, RetryCall<P> call, int attempt, String provider, long delayNanos,
+                      Throwable failure) {
+        sink.step(type, call, attempt, provider, delayNanos, failure, call.lastFailure(), null);
     }
 
-    /** Ends the call as HANDED_OVER, with the retry that was pending. */
-    private void handOver(RetryCall<P> call) {
+    /** Reported by the glue through {@link FailedCall#sent}: the attempt in flight went to {@code provider}. */
+    void sent(RetryCall<P> call, String provider) {
+        sink.step(RetryEvent.Type.SENT, call, call.attempt(), provider, 0, null, null, null);
+    }
+
+    /**
+     * Ends the call as HANDED_OVER, with the retry that was pending: the one place a call is handed over.
+     *
+     * @param custody where the call is, if known already (another instance has it); null: where this instance keeps
+     *                it (the journal, or the hand-over sink)
+     * @return where the call went, or null if it had ended already
+     */
+    private Custody handOver(RetryCall<P> call, Custody custody) {
         int pendingAttempt = call.state() == IN_FLIGHT ? call.attempt() : call.attempt() + 1;
-        finish(call, RetryEvent.Type.HANDED_OVER, pendingAttempt, call.lastProvider(), null);
+        return finish(call, RetryEvent.Type.HANDED_OVER, pendingAttempt, call.lastProvider(), null, custody);
     }
 
-    /** Ends the call with {@code type}, once: whoever gets here first wins, the others do nothing. */
-    private void finish(RetryCall<P> call, RetryEvent.Type type, int attempt, String provider, Throwable failure) {
+    /**
+     * Ends the call with {@code type}, once: whoever gets here first wins, the others do nothing.
+     *
+     * @return for a hand-over, where the call went; null otherwise, or if the call had ended already
+     */
+    private Custody finish(RetryCall<P> call, RetryEvent.Type type, int attempt, String provider, Throwable failure,
+                           Custody custody) {
         if (!call.end()) {
-            return;
+            return null;
         }
         Timeout t = call.timeout;
         if (t != null) {
@@ -335,172 +486,153 @@ public final class RetryReference<P> {
             pending.decrementAndGet();
         }
         Throwable reported = failure;
-        if (type == RetryEvent.Type.HANDED_OVER) {
-            reported = keepHandedOver(call);
-        } else if (call.journaled) {
-            removeFromJournal(call);
+        if (type == RetryEvent.Type.HANDED_OVER && custody == null) {
+            Kept kept = keep(call);
+            custody = kept.custody();
+            reported = kept.failure();
+        } else if (type != RetryEvent.Type.HANDED_OVER && call.journaled != Journaled.NO) {
+            journal.remove(call.key(), type);
         }
         String text = failure == null ? call.lastFailure() : FailureText.of(failure);
-        lifecycle.emit(type, call, attempt, provider, 0, reported, text);
+        sink.step(type, call, attempt, provider, 0, reported, text, custody);
         if (call.handle != null) {
             call.handle.complete(new CallOutcome(type.outcome(), call.retryId(), attempt, provider, text,
-                    lifecycle.nowMillis()));
+                    clockMillis.getAsLong()));
         }
         if (wasPending) {
-            maybeUnpark();
+            parked.maybeUnpark();
         }
+        return type == RetryEvent.Type.HANDED_OVER ? custody : null;
     }
 
-    /** @return the sink's failure, if a call the journal does not hold could not be handed to the sink */
-    private Throwable keepHandedOver(RetryCall<P> call) {
-        if (call.journaled || handOverSink == null) {
-            return null;
+    private record Kept(Custody custody, Throwable failure) {
+    }
+
+    /** Where a call handed over by this instance stays: the journal, or the hand-over sink. */
+    private Kept keep(RetryCall<P> call) {
+        if (call.journaled == Journaled.MAYBE) {
+            settle(call);
+        }
+        if (call.journaled == Journaled.YES) {
+            return new Kept(Custody.JOURNAL, null);
+        }
+        Custody inJournal = call.journaled == Journaled.MAYBE ? Custody.JOURNAL_UNCONFIRMED : null;
+        if (handOverSink == null) {
+            return new Kept(inJournal != null ? inJournal : Custody.NOWHERE, null);
         }
         try {
             handOverSink.handOver(call);
-            return null;
+            return new Kept(inJournal != null ? inJournal : Custody.RETRY_STORE, null);
         } catch (Exception e) {
-            return e;
-        }
-    }
-
-    private void removeFromJournal(RetryCall<P> call) {
-        try {
-            journal.remove(call.retryId());
-            lifecycle.journalWorked();
-        } catch (RetryJournalException | RuntimeException e) {
-            lifecycle.journalFailed("remove retry.id=" + call.retryId(), e);
+            return new Kept(inJournal != null ? inJournal : Custody.NOWHERE, e);
         }
     }
 
     // ------------------------------------------------------------------ resume and unpark
 
     /**
-     * Claims this reference's entries from the journal (its own from an earlier run, and those of instances that are
-     * gone) as many as there is room for under the cap, and schedules each at its due time with its remaining
-     * retries and its original {@code retry.id}. The rest stays parked and comes as room frees. Call it once, when
-     * the reference starts. An entry whose payload cannot be decoded is skipped with one error naming it.
+     * Claims this reference's entries from the journal (its own from an earlier run, released ones, and those of
+     * instances that are gone) as many as there is room for under the cap, and schedules each at its due time with
+     * its remaining retries and its original {@code retry.id}. The rest stays parked and comes as room frees. Call it
+     * when the reference starts, and then periodically to adopt the calls of instances that die later. An entry
+     * whose payload cannot be decoded is skipped with one error naming it.
      *
-     * @return the calls scheduled
+     * @return the calls scheduled that are new to this reference (calls it had parked itself are not counted)
      */
     public int resume() {
-        if (journal == null || closed) {
+        if (!journal.present() || closed) {
             return 0;
         }
         int room = Math.max(0, maxPending - pending.get());
-        List<RetryJournalEntry> entries;
-        try {
-            entries = journal.claim(lifecycle.application(), serviceKey, room);
-            lifecycle.journalWorked();
-        } catch (RetryJournalException | RuntimeException e) {
-            lifecycle.journalFailed("claim " + serviceKey, e);
+        GuardedJournal.Claimed claimed = journal.claim(serviceKey, room);
+        if (claimed.failed()) {
             return 0;
         }
-        if (entries.size() >= room) {
-            journalMayHoldParked = true;
+        if (claimed.entries().size() >= room) {
+            parked.mayHoldMore();
         }
-        int scheduled = 0;
-        for (RetryJournalEntry entry : entries) {
-            scheduled += schedule(entry, false) ? 1 : 0;
+        int resumed = 0;
+        for (RetryJournalEntry entry : claimed.entries()) {
+            resumed += schedule(entry) ? 1 : 0;
         }
-        return scheduled;
+        return resumed;
     }
 
-    private void maybeUnpark() {
-        if (journal == null || !journalMayHoldParked || closed || pending.get() >= maxPending
-                || !unparking.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            executor.execute(this::unpark);
-        } catch (RejectedExecutionException e) {
-            unparking.set(false); // the next outcome tries again
-        }
-    }
-
-    private void unpark() {
-        try {
-            int room;
-            while (!closed && (room = maxPending - pending.get()) > 0) {
-                int ask = Math.min(room, UNPARK_BATCH);
-                long seq = parkSeq.get();
-                List<RetryJournalEntry> entries = journal.unpark(lifecycle.application(), serviceKey, ask);
-                lifecycle.journalWorked();
-                entries.forEach(e -> schedule(e, true));
-                if (entries.size() < ask) {
-                    if (parkSeq.get() == seq) {
-                        journalMayHoldParked = false;
-                    }
-                    break;
-                }
-            }
-        } catch (RetryJournalException | RuntimeException e) {
-            lifecycle.journalFailed("unpark " + serviceKey, e);
-            retryUnparkLater();
-        } finally {
-            unparking.set(false);
-        }
-    }
-
-    /** Parked calls must not wait for the next start because the journal failed at the last outcome. */
-    private void retryUnparkLater() {
-        try {
-            lifecycle.timer().newTimeout(t -> maybeUnpark(), UNPARK_RETRY_NANOS, TimeUnit.NANOSECONDS);
-        } catch (IllegalStateException | RejectedExecutionException e) {
-            // the wheel stopped: the application is closing, and parked calls stay for the next start anyway
-        }
-    }
-
-    /** Puts a journal entry on the wheel. @return false if its payload could not be decoded */
-    private boolean schedule(RetryJournalEntry entry, boolean unparked) {
+    /**
+     * Puts an entry the journal handed out (by a claim or an unpark) on the wheel.
+     *
+     * @return true if it is a call new to this reference; false if this reference had parked it, or it is unreadable
+     */
+    private boolean schedule(RetryJournalEntry entry) {
+        boolean ours = parked.takeBack(entry);
+        CompletableFuture<CallOutcome> handle = ours ? parked.handle(entry.key()) : null;
         P payload;
         try {
             payload = decoder.decode(entry);
         } catch (Exception e) {
-            lifecycle.unreadable(serviceKey, entry.retryId(), e);
+            sink.unreadable(this, entry.retryId(), e);
+            if (ours) { // counted as a failed call when parked: it ends here, left in the journal
+                sink.parkedHandedOver(this, 1);
+                if (handle != null) {
+                    handle.complete(new CallOutcome(RetryOutcome.HANDED_OVER, entry.retryId(), entry.attempt(),
+                            null, FailureText.of(e), clockMillis.getAsLong()));
+                }
+            }
             return false;
         }
-        CompletableFuture<CallOutcome> handle = unparked ? parkedWatchers.remove(entry.retryId()) : null;
-        if (!unparked || parked.getAndUpdate(n -> n > 0 ? n - 1 : 0) == 0) {
-            lifecycle.resumed(this);
+        if (!ours) {
+            sink.failed(this, true);
         }
         RetryCall<P> call = new RetryCall<>(this, policies.apply(entry.method()), entry.retryId(), entry.method(),
                 payload, entry.createdEpochMillis(), handle);
-        call.journaled = true;
+        call.journaled = Journaled.YES;
         call.progress(entry.attempt() - 1, FailureText.shared(entry.lastProvider()),
                 FailureText.shared(entry.lastFailure()));
         pending.incrementAndGet();
         calls.add(call);
-        long delayNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, entry.dueEpochMillis() - lifecycle.nowMillis()));
-        lifecycle.emit(RetryEvent.Type.SCHEDULED, call, entry.attempt(), call.lastProvider(), delayNanos, null,
-                call.lastFailure());
+        long delayNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0,
+                entry.dueEpochMillis() - clockMillis.getAsLong()));
+        step(RetryEvent.Type.SCHEDULED, call, entry.attempt(), call.lastProvider(), delayNanos, null);
         if (closed) {
-            handOver(call);
+            handOver(call, null);
         } else {
             arm(call, delayNanos);
         }
-        return true;
+        return !ours;
     }
 
     // ------------------------------------------------------------------ stop, success, state
 
     /**
-     * The reference is destroyed (or its application closes): every pending call is HANDED_OVER now. With a journal
-     * the calls stay in it and resume at the next start; calls parked by this instance stay parked and are counted
-     * handed over. Later admits hand the call over at once. Idempotent.
+     * The reference is destroyed while its application goes on ({@code ReferenceConfig.destroy()}, a migration rule
+     * replacing it): every pending call is HANDED_OVER now, and the journal releases the calls it holds, so that the
+     * next claim of the service (a replacement reference's, another instance's) takes them. Calls parked by this
+     * reference stay parked and are counted handed over. Later admits hand the call over at once. Idempotent.
      */
     public void destroy() {
+        destroy(true);
+    }
+
+    /**
+     * @param release whether to give the journal's calls up now; false at an application's close, where the next
+     *                start (or a survivor, once the lease is given up) takes them
+     */
+    void destroy(boolean release) {
         closed = true;
+        List<CallKey> kept = new ArrayList<>();
         for (RetryCall<P> call : calls.snapshot()) {
-            handOver(call);
+            if (handOver(call, null) == Custody.JOURNAL) {
+                kept.add(call.key());
+            }
         }
         gate.clear();
-        long stillParked = parked.getAndSet(0);
-        lifecycle.parkedHandedOver(this, stillParked);
-        parkedWatchers.forEach((id, handle) -> handle.complete(new CallOutcome(RetryOutcome.HANDED_OVER, id, 1, null,
-                null, lifecycle.nowMillis())));
-        parkedWatchers.clear();
-        lifecycle.forget(this);
+        long stillParked = parked.close(new CallOutcome(RetryOutcome.HANDED_OVER, null, 1, null, null,
+                clockMillis.getAsLong()));
+        sink.parkedHandedOver(this, stillParked);
+        if (release) {
+            journal.release(kept);
+        }
+        sink.destroyed(this);
     }
 
     /** A call of this reference succeeded on its first attempt: a deposit in the {@link RetryBudget}. Cheap. */
@@ -522,7 +654,12 @@ public final class RetryReference<P> {
         }
         this.maxPending = maxPending;
         this.overflow = overflow;
-        maybeUnpark();
+        parked.maybeUnpark();
+    }
+
+    /** @return the Dubbo application this reference belongs to */
+    public String application() {
+        return application;
     }
 
     public String serviceKey() {
@@ -545,9 +682,9 @@ public final class RetryReference<P> {
         for (RetryCall<P> call : calls.snapshot()) {
             oldest = Math.min(oldest, call.createdEpochMillis());
         }
-        long age = oldest == Long.MAX_VALUE ? 0 : Math.max(0, lifecycle.nowMillis() - oldest);
-        return new ReferenceState(serviceKey, pending.get(), gate.waiting(), parked.get(), age, gate.waits(),
-                gate.describe(), counters.snapshot());
+        long age = oldest == Long.MAX_VALUE ? 0 : Math.max(0, clockMillis.getAsLong() - oldest);
+        return new ReferenceState(serviceKey, pending.get(), gate.waiting(), parked.count(), age, gate.waits(),
+                gate.describe(), counters.snapshot(), deferred.sum());
     }
 
     @SuppressWarnings("unchecked")
@@ -561,7 +698,7 @@ public final class RetryReference<P> {
 
     @Override
     public String toString() {
-        return "RetryReference(" + lifecycle.application() + "/" + serviceKey + ", " + pending.get() + " pending)";
+        return "RetryReference(" + application + "/" + serviceKey + ", " + pending.get() + " pending)";
     }
 
     // ------------------------------------------------------------------ glue hooks and builder
@@ -608,6 +745,7 @@ public final class RetryReference<P> {
         private Executor executor;
         private PayloadDecoder<P> decoder;
         private HandOverSink<P> handOverSink;
+        private java.util.function.BooleanSupplier alive = () -> true;
 
         Builder(RetryLifecycle lifecycle, String serviceKey, AttemptSender<P> sender) {
             this.lifecycle = lifecycle;
@@ -666,17 +804,26 @@ public final class RetryReference<P> {
         }
 
         /**
+         * @param alive whether the glue's reference still exists (default: always); checked at each admit and each
+         *              due retry: once it answers false, the reference ends as {@link RetryReference#destroy()}
+         *              ends it
+         */
+        public Builder<P> alive(java.util.function.BooleanSupplier alive) {
+            this.alive = requireNonNull(alive, "alive");
+            return this;
+        }
+
+        /**
          * @throws IllegalArgumentException if the lifecycle has a journal and no decoder was given
          * @throws IllegalStateException    if the lifecycle is closed
          */
         public RetryReference<P> build() {
-            if (lifecycle.journal() != null && decoder == null) {
+            RetryLifecycle.Shared shared = lifecycle.shared();
+            if (shared.journal().present() && decoder == null) {
                 throw new IllegalArgumentException("decoder: null (expected: a PayloadDecoder when the lifecycle "
                         + "has a journal)");
             }
-            RetryReference<P> reference = new RetryReference<>(this);
-            lifecycle.register(reference);
-            return reference;
+            return lifecycle.register(new RetryReference<>(this, shared));
         }
 
         private static <T> T requireNonNull(T value, String name) {

@@ -61,6 +61,8 @@ final class Retained {
             for (int i = 0; i < Array.getLength(o); i++) {
                 out.accept(new Object[] {Array.get(o, i), path + "[" + i + "]"});
             }
+        } else if (o instanceof Enum<?>) {
+            return; // a constant, shared by every call
         } else if (o.getClass().getName().startsWith("io.rpctimer.") || o instanceof org.apache.dubbo.rpc.Invocation) {
             for (Class<?> c = o.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
                 for (Field f : c.getDeclaredFields()) {

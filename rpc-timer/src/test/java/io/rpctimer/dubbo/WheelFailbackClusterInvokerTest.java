@@ -925,6 +925,26 @@ class WheelFailbackClusterInvokerTest {
         assertTrue(e.getMessage().contains(expected), e.getMessage());
     }
 
+    /** Dubbo registers a consumer's URL parameters in the registry: a password there is refused, never echoed. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "failback.store=jdbc&failback.store.url=jdbc:h2:mem:x&failback.store.password=s3cret"
+                    + "|failback.store.password is a URL parameter of io.rpctimer.dubbo.GreetingService",
+            "failback.store=memory&failback.store.password=s3cret|failback.store.password is a URL parameter",
+            "failback.store=jdbc&failback.store.url=jdbc:postgresql://db/app?password=s3cret"
+                    + "|failback.store.url of io.rpctimer.dubbo.GreetingService carries a password"
+                    + " (jdbc:postgresql://db/app?password=***)",
+            "failback.store=jdbc&failback.store.url=jdbc:mysql://app:s3cret@db/app|carries a password"
+                    + " (jdbc:mysql://app:***@db/app)",
+            "failback.store=jdbc&failback.store.url=jdbc:h2:mem:x;PASSWORD=s3cret|PASSWORD is a URL parameter",
+    })
+    void aPasswordInTheReferenceUrlIsRefusedWithoutItsValue(String params, String expected) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cluster(params, providerA));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+        assertTrue(e.getMessage().contains("rpctimer.failback.store.password"), "names the way that is not public");
+        assertFalse(e.getMessage().contains("s3cret"), e.getMessage());
+    }
+
     /**
      * Issue 12: a call whose argument the reference's serialization cannot write still fails back and is retried,
      * in memory only, counted as unpersistable; the caller never sees the journal.

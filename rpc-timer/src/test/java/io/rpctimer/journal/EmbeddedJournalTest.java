@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import static io.rpctimer.journal.Entries.APP;
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static io.rpctimer.journal.Entries.SVC;
 import static io.rpctimer.journal.Entries.entry;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -49,6 +50,25 @@ class EmbeddedJournalTest {
             assertEquals(0, j.slot());
             assertEquals(List.of("r1", "r2"), ids(j.claim(APP, SVC, 10)));
         }
+    }
+
+    /** Two processes that each had a call pending under one business key: neither call may be lost by the move. */
+    @Test
+    void aCallWhoseKeyTheLiveSlotHoldsForAnotherCall_staysInItsSlotUntilThatOneEnds() throws Exception {
+        EmbeddedJournal a = EmbeddedJournal.open(base, APP);
+        try (EmbeddedJournal b = EmbeddedJournal.open(base, APP)) {
+            b.append(new RetryJournalEntry("order-42", APP, SVC, "greet", "b's call".getBytes(UTF_8), 1, 1, null,
+                    null, 2_000), false);
+        }
+        a.append(new RetryJournalEntry("order-42", APP, SVC, "greet", "a's call".getBytes(UTF_8), 1, 0, null, null,
+                1_000), false);
+
+        assertEquals(0, a.adoptFreeSlots(), "the slot holds order-42 for a's own call");
+        assertEquals(Boolean.TRUE, Entries.done(a.remove(Entries.key("order-42")))); // a's call ends
+        assertEquals(1, a.adoptFreeSlots());
+        List<RetryJournalEntry> moved = a.unpark(APP, SVC, 10);
+        assertEquals(List.of("b's call"), moved.stream().map(e -> new String(e.payload(), UTF_8)).toList());
+        a.close();
     }
 
     @Test

@@ -1,5 +1,9 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.CallKey;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
 import io.rpctimer.retry.RetryJournalEntry;
 
 import java.nio.charset.StandardCharsets;
@@ -11,6 +15,16 @@ final class Entries {
     static final String SVC = "group/io.rpctimer.Greeting:1.0";
 
     private Entries() {
+    }
+
+    /** @return the key of test entry {@code id} */
+    static CallKey key(String id) {
+        return new CallKey(APP, SVC, "greet", id);
+    }
+
+    /** @return what a fence or remove completed with, waiting up to 10 s */
+    static <T> T done(CompletionStage<T> stage) throws Exception {
+        return stage.toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 
     static RetryJournalEntry entry(String id, long dueEpochMillis) {

@@ -30,6 +30,8 @@ final class FaultyDataSource implements DataSource {
     final java.util.concurrent.atomic.AtomicInteger commits = new java.util.concurrent.atomic.AtomicInteger();
     /** The number (counted by {@link #commits}) of the one commit that fails; 0: none. */
     volatile int failCommit;
+    /** How many of the next statement executions throw an unchecked exception (as a broken pool or driver may). */
+    final java.util.concurrent.atomic.AtomicInteger runtimeFailures = new java.util.concurrent.atomic.AtomicInteger();
 
     FaultyDataSource(DataSource delegate) {
         this.delegate = delegate;
@@ -86,6 +88,9 @@ final class FaultyDataSource implements DataSource {
             String name = method.getName();
             if (name.startsWith("execute") || name.equals("commit")) {
                 fault();
+            }
+            if (name.startsWith("execute") && runtimeFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                throw new IllegalStateException("connection pool shut down (injected)");
             }
             if (name.equals("commit") && commits.incrementAndGet() == failCommit) {
                 throw new SQLException("connection reset during commit (injected)", "08006");

@@ -1,5 +1,6 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalEntry;
 import io.rpctimer.retry.RetryJournalException;
 import org.h2.jdbcx.JdbcDataSource;
@@ -26,7 +27,9 @@ import java.util.stream.Collectors;
 
 import static io.rpctimer.journal.Entries.APP;
 import static io.rpctimer.journal.Entries.SVC;
+import static io.rpctimer.journal.Entries.done;
 import static io.rpctimer.journal.Entries.entry;
+import static io.rpctimer.journal.Entries.key;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -100,14 +103,14 @@ class JdbcRetryJournalTest {
     }
 
     @Test
-    void update_recordsProgress_andIsFalseForAnEntryThisInstanceDoesNotOwn() throws Exception {
+    void fence_recordsTheAttempt_andSaysWhoElseHoldsACallThisRunDoesNot() throws Exception {
         JdbcRetryJournal a = journal("a");
         JdbcRetryJournal b = journal("b");
         a.append(entry("r1", 10), false);
 
-        assertTrue(a.update("r1", 3, 99, "p2", "x".repeat(5000)));
-        assertFalse(b.update("r1", 4, 100, null, null), "b does not own r1");
-        assertFalse(a.update("gone", 2, 100, null, null), "no such entry");
+        assertEquals(RetryJournal.Fence.OWNED, done(a.fence(key("r1"), 2, 99, "p2", "x".repeat(5000))));
+        assertEquals(RetryJournal.Fence.ADOPTED, done(b.fence(key("r1"), 3, 100, null, null)), "b does not own r1");
+        assertEquals(RetryJournal.Fence.GONE, done(a.fence(key("gone"), 2, 100, null, null)), "no such entry");
 
         RetryJournalEntry c = journal("a").claim(APP, SVC, 1).get(0);
         assertEquals(3, c.attempt());
@@ -122,8 +125,8 @@ class JdbcRetryJournalTest {
         a.append(entry("r1", 10), false);
         a.append(entry("r2", 20), false);
 
-        journal("b").remove("r1");
-        a.remove("r2");
+        assertFalse(done(journal("b").remove(key("r1"))));
+        assertTrue(done(a.remove(key("r2"))));
 
         assertEquals(List.of("r1"), ids(journal("a").claim(APP, SVC, 10)));
     }
@@ -221,13 +224,13 @@ class JdbcRetryJournalTest {
         for (int i = 0; i < 10; i++) {
             j.append(entry("r" + i, i), true);
         }
-        sql("UPDATE rpctimer_retry_entry SET payload = X'00' WHERE retry_id = 'r3'");
-        sql("UPDATE rpctimer_retry_entry SET payload_crc = NULL, method = NULL WHERE retry_id = 'r7'");
+        sql("UPDATE rpctimer_call SET payload = X'00' WHERE retry_id = 'r3'");
+        sql("UPDATE rpctimer_call SET payload_crc = NULL, attempt = NULL WHERE retry_id = 'r7'");
 
         List<String> loaded = ids(j.claim(APP, SVC, 100));
 
         assertEquals(List.of("r0", "r1", "r2", "r4", "r5", "r6", "r8", "r9"), loaded);
-        assertEquals(Set.of("r3", "r7"), strings("SELECT retry_id FROM rpctimer_retry_entry WHERE quarantined"));
+        assertEquals(Set.of("r3", "r7"), strings("SELECT retry_id FROM rpctimer_call WHERE quarantined"));
         assertEquals(List.of(), j.unpark(APP, SVC, 100), "a quarantined row is not read again");
     }
 
@@ -254,7 +257,7 @@ class JdbcRetryJournalTest {
         } finally {
             pool.shutdownNow();
         }
-        assertEquals(threads * each, strings("SELECT retry_id FROM rpctimer_retry_entry").size());
+        assertEquals(threads * each, strings("SELECT retry_id FROM rpctimer_call").size());
         assertTrue(db.commits.get() < threads * each, "group commit: " + db.commits.get() + " commits for "
                 + threads * each + " appends");
     }
@@ -262,7 +265,7 @@ class JdbcRetryJournalTest {
     @Test
     void oneBadWriteInABatch_failsAlone_theOthersCommit() throws Exception {
         JdbcRetryJournal j = journal("a");
-        sql("ALTER TABLE rpctimer_retry_entry ADD CONSTRAINT no_poison CHECK (method <> 'poison')");
+        sql("ALTER TABLE rpctimer_call ADD CONSTRAINT no_poison CHECK (method <> 'poison')");
         db.inject(FaultyDataSource.Mode.HANG);
         CompletableFuture<Void> blocker = run(() -> j.append(entry("first", 0), false));
         await().until(() -> db.hanging.get() > 0);
@@ -282,7 +285,7 @@ class JdbcRetryJournalTest {
         }
         Exception failure = assertThrows(Exception.class, () -> bad.get(10, TimeUnit.SECONDS));
         assertInstanceOf(RetryJournalException.class, failure.getCause());
-        assertEquals(6, strings("SELECT retry_id FROM rpctimer_retry_entry").size());
+        assertEquals(6, strings("SELECT retry_id FROM rpctimer_call").size());
     }
 
     @Test
@@ -315,10 +318,10 @@ class JdbcRetryJournalTest {
         assertTrue(e.getMessage().contains("not committed within 300 ms"), e.getMessage());
         RetryJournalException queued = assertThrows(RetryJournalException.class,
                 () -> j.append(entry("r2", 0), false));
-        assertTrue(queued.getMessage().contains("not started (dropped)"), queued.getMessage());
+        assertTrue(queued.getMessage().contains("not started, dropped"), queued.getMessage());
         db.heal();
         j.append(entry("r3", 0), false);
-        assertEquals(Set.of("r1", "r3"), strings("SELECT retry_id FROM rpctimer_retry_entry"),
+        assertEquals(Set.of("r1", "r3"), strings("SELECT retry_id FROM rpctimer_call"),
                 "r1 was started when its caller gave up, so it may commit (at-least-once); r2 was dropped");
     }
 
@@ -332,7 +335,7 @@ class JdbcRetryJournalTest {
         assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
         db.heal();
         j.append(entry("r2", 0), false);
-        assertEquals(Set.of("r2"), strings("SELECT retry_id FROM rpctimer_retry_entry"));
+        assertEquals(Set.of("r2"), strings("SELECT retry_id FROM rpctimer_call"));
     }
 
     @Test

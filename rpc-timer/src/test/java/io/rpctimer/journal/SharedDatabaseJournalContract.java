@@ -1,5 +1,6 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalEntry;
 import io.rpctimer.retry.RetryJournalException;
 import org.junit.jupiter.api.AfterEach;
@@ -25,7 +26,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.rpctimer.journal.Entries.APP;
 import static io.rpctimer.journal.Entries.SVC;
+import static io.rpctimer.journal.Entries.done;
 import static io.rpctimer.journal.Entries.entry;
+import static io.rpctimer.journal.Entries.key;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -69,7 +72,7 @@ abstract class SharedDatabaseJournalContract {
     }
 
     @Test
-    void aDeadInstancesEntries_areAdoptedAfterItsLease_andUpdateIsFalseWhenItComesBack() throws Exception {
+    void aDeadInstancesEntries_areAdoptedAfterItsLease_andItsFenceFailsWhenItComesBack() throws Exception {
         FaultyDataSource network = new FaultyDataSource(database());
         JdbcRetryJournal a = journal(network, "a", Duration.ofSeconds(3));
         for (int i = 0; i < 20; i++) {
@@ -84,10 +87,9 @@ abstract class SharedDatabaseJournalContract {
                 .until(() -> adopted.addAll(ids(b.claim(APP, SVC, 100))) && adopted.size() == 20);
 
         network.heal();
-        assertFalse(a.update("r1", 2, 1_000, "p", "f"), "r1 belongs to b now");
-        a.remove("r2");
-        assertTrue(b.update("r2", 2, 1_000, "p", "f"), "a's remove did not touch b's entry");
-        assertEquals(20, owned("b"));
+        assertEquals(RetryJournal.Fence.ADOPTED, done(a.fence(key("r1"), 2, 1_000, "p", "f")), "r1 is b's now");
+        assertFalse(done(a.remove(key("r2"))));
+        assertEquals(20, owned("b"), "a's remove did not touch b's entry");
     }
 
     /** A graceful stop gives the lease up: the entries move at the next claim of another instance, not a lease later. */
@@ -190,10 +192,10 @@ abstract class SharedDatabaseJournalContract {
         journals.add(j);
         try (Connection locker = database().getConnection()) {
             locker.setAutoCommit(false);
-            lock(locker, prefix + "retry_entry");
+            lock(locker, prefix + "call");
 
             RetryJournalException claim = assertThrows(RetryJournalException.class, () -> j.claim(APP, SVC, 10));
-            assertTrue(claim.getMessage().contains(prefix + "retry_entry"), claim.getMessage());
+            assertTrue(claim.getMessage().contains(prefix + "call"), claim.getMessage());
             RetryJournalException append = assertThrows(RetryJournalException.class,
                     () -> j.append(entry("r2", 2), false));
             assertTrue(append.getMessage().contains("not committed within 500 ms"), append.getMessage());
@@ -228,11 +230,11 @@ abstract class SharedDatabaseJournalContract {
     }
 
     private int owned(String owner) throws SQLException {
-        return count("SELECT count(*) FROM " + prefix + "retry_entry WHERE owner = ?", owner);
+        return count("SELECT count(*) FROM " + prefix + "call WHERE owner = ?", owner);
     }
 
     private int expiredLeases() throws SQLException {
-        return count("SELECT count(*) FROM " + prefix + "retry_instance WHERE lease_until < "
+        return count("SELECT count(*) FROM " + prefix + "instance WHERE lease_until < "
                 + System.currentTimeMillis() + " AND owner LIKE ?", "dead%");
     }
 

@@ -5,53 +5,91 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
- * A {@link RetryJournal} in memory for tests: records every operation in order, and can be told to fail, or to
- * answer that another instance adopted an entry. Thread-safe (synchronized), so the stress test can use it too.
+ * A {@link RetryJournal} in memory for tests: records every operation in order, answers at once (fences and removes
+ * complete on the calling thread), and can be told to fail, to answer that another instance adopted a call, that the
+ * lease is not held, or that it fences like a fleet's journal. Calls are keyed by retry id (tests use distinct ids).
+ * Thread-safe (synchronized), so the stress test can use it too.
  */
 final class FakeJournal implements RetryJournal {
 
-    /** An entry and whether it is parked. */
-    record Held(RetryJournalEntry entry, boolean parked) {
+    /** An entry, whether it is parked, and whether this journal parked it itself (an append past the cap). */
+    record Held(RetryJournalEntry entry, boolean parked, boolean parkedHere) {
     }
 
     final Map<String, Held> entries = new LinkedHashMap<>();
     final List<String> log = new ArrayList<>();
     /** Entries of an earlier run, handed out by {@link #claim}. */
     final List<RetryJournalEntry> claimable = new ArrayList<>();
-    boolean failing;
-    String adoptedElsewhere;
+    volatile boolean failing;
+    volatile String adoptedElsewhere;
+    /** Whether it behaves as a shared database's journal: other instances may adopt, so a failed fence bars a send. */
+    volatile boolean fencing;
+    volatile boolean leaseHeld = true;
+    /** Fences answer {@link Fence#LEASE_EXPIRED} while true. */
+    volatile boolean leaseTooShort;
+    /** Runs once inside the next unpark, after the journal chose what to hand out: a concurrent step. */
+    volatile Runnable onUnpark;
 
     @Override
-    public synchronized void append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
+    public synchronized Append append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
         fail("append " + entry.retryId());
         log.add((parked ? "park " : "append ") + entry.retryId());
-        entries.put(entry.retryId(), new Held(entry, parked));
+        if (entries.containsKey(entry.retryId())) {
+            return Append.DUPLICATE;
+        }
+        entries.put(entry.retryId(), new Held(entry, parked, parked));
+        return Append.APPENDED;
     }
 
     @Override
-    public synchronized boolean update(String retryId, int attempt, long dueEpochMillis, String lastProvider,
-                                       String lastFailure) throws RetryJournalException {
-        fail("update " + retryId);
-        log.add("update " + retryId + " " + attempt);
-        if (retryId.equals(adoptedElsewhere)) {
-            return false;
+    public synchronized CompletionStage<Fence> fence(CallKey key, int attempt, long nextDueEpochMillis,
+                                                     String lastProvider, String lastFailure) {
+        String id = key.retryId();
+        if (failing) {
+            return CompletableFuture.failedStage(new RetryJournalException("fake journal down: fence " + id,
+                    new java.io.IOException("disk full (test)")));
         }
-        Held h = entries.get(retryId);
-        if (h != null) {
-            RetryJournalEntry e = h.entry();
-            entries.put(retryId, new Held(new RetryJournalEntry(retryId, e.application(), e.serviceKey(), e.method(),
-                    e.payload(), attempt, dueEpochMillis, lastProvider, lastFailure, e.createdEpochMillis()), false));
+        log.add("fence " + id + " " + attempt);
+        if (id.equals(adoptedElsewhere)) {
+            return CompletableFuture.completedStage(Fence.ADOPTED);
         }
-        return true;
+        Held h = entries.get(id);
+        if (h == null) {
+            return CompletableFuture.completedStage(Fence.GONE);
+        }
+        if (leaseTooShort) {
+            return CompletableFuture.completedStage(Fence.LEASE_EXPIRED);
+        }
+        RetryJournalEntry e = h.entry();
+        entries.put(id, new Held(new RetryJournalEntry(id, e.application(), e.serviceKey(), e.method(), e.payload(),
+                attempt + 1, nextDueEpochMillis, lastProvider, lastFailure, e.createdEpochMillis()), false, false));
+        return CompletableFuture.completedStage(Fence.OWNED);
     }
 
     @Override
-    public synchronized void remove(String retryId) throws RetryJournalException {
-        fail("remove " + retryId);
-        log.add("remove " + retryId);
-        entries.remove(retryId);
+    public synchronized CompletionStage<Boolean> remove(CallKey key) {
+        if (failing) {
+            return CompletableFuture.failedStage(new RetryJournalException("fake journal down: remove "
+                    + key.retryId(), new java.io.IOException("disk full (test)")));
+        }
+        log.add("remove " + key.retryId());
+        return CompletableFuture.completedStage(entries.remove(key.retryId()) != null);
+    }
+
+    @Override
+    public synchronized void release(List<CallKey> keys) throws RetryJournalException {
+        fail("release");
+        log.add("release " + keys.stream().map(CallKey::retryId).toList());
+        for (CallKey k : keys) {
+            Held h = entries.get(k.retryId());
+            if (h != null) {
+                entries.put(k.retryId(), new Held(h.entry(), true, false));
+            }
+        }
     }
 
     @Override
@@ -62,7 +100,7 @@ final class FakeJournal implements RetryJournal {
         claimable.sort(Comparator.comparingLong(RetryJournalEntry::dueEpochMillis));
         for (RetryJournalEntry e : claimable) {
             boolean taken = out.size() < limit;
-            entries.put(e.retryId(), new Held(e, !taken));
+            entries.put(e.retryId(), new Held(e, !taken, false));
             if (taken) {
                 out.add(e);
             }
@@ -78,12 +116,21 @@ final class FakeJournal implements RetryJournal {
         fail("unpark " + serviceKey);
         List<RetryJournalEntry> out = new ArrayList<>();
         for (Map.Entry<String, Held> e : entries.entrySet()) {
-            if (e.getValue().parked() && out.size() < limit) {
-                out.add(e.getValue().entry());
-                e.setValue(new Held(e.getValue().entry(), false));
+            Held h = e.getValue();
+            if (h.parked() && out.size() < limit) {
+                RetryJournalEntry x = h.entry();
+                out.add(new RetryJournalEntry(x.retryId(), x.application(), x.serviceKey(), x.method(), x.payload(),
+                        x.attempt(), x.dueEpochMillis(), x.lastProvider(), x.lastFailure(), x.createdEpochMillis(),
+                        h.parkedHere()));
+                e.setValue(new Held(x, false, false));
             }
         }
         log.add("unpark " + out.size());
+        Runnable hook = onUnpark;
+        onUnpark = null;
+        if (hook != null) {
+            hook.run();
+        }
         return out;
     }
 
@@ -95,6 +142,16 @@ final class FakeJournal implements RetryJournal {
         if (failing) {
             throw new RetryJournalException("fake journal down: " + what, new java.io.IOException("disk full (test)"));
         }
+    }
+
+    @Override
+    public boolean fences() {
+        return fencing;
+    }
+
+    @Override
+    public boolean leaseHeld() {
+        return leaseHeld;
     }
 
     @Override

@@ -140,7 +140,7 @@ class RetryLifecycleTest {
     // ------------------------------------------------------------------ the journal
 
     @Test
-    void journal_appendedBeforeAdmitReturns_updatedPerRetry_removedAtOutcome() {
+    void journal_appendedBeforeAdmitReturns_fencedBeforeEachRetry_removedAtOutcome() {
         LifecycleRig rig = new LifecycleRig(true).reference();
         rig.admit("c1");
 
@@ -154,15 +154,16 @@ class RetryLifecycleTest {
         assertEquals("java.net.ConnectException: refused", e.lastFailure());
         assertEquals("c1", new String(e.payload(), StandardCharsets.UTF_8));
         rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(2, rig.journal.entries.get("c1").entry().attempt(), "retry 1 recorded before it was sent");
+        assertEquals(rig.clockMillis.get() + 2000, rig.journal.entries.get("c1").entry().dueEpochMillis());
         rig.lastSent().failRpc();
         rig.run();
-        assertEquals(2, rig.journal.entries.get("c1").entry().attempt());
-        assertEquals(rig.clockMillis.get() + 2000, rig.journal.entries.get("c1").entry().dueEpochMillis());
         rig.advance(2, TimeUnit.SECONDS);
+        assertEquals("java.net.ConnectException: refused", rig.journal.entries.get("c1").entry().lastFailure());
         rig.lastSent().deliver();
         rig.run();
 
-        assertEquals(List.of("append c1", "update c1 2", "remove c1"), rig.journal.log);
+        assertEquals(List.of("append c1", "fence c1 1", "fence c1 2", "remove c1"), rig.journal.log);
     }
 
     @Test
@@ -177,7 +178,7 @@ class RetryLifecycleTest {
         rig.run();
 
         assertEquals(RetryOutcome.DELIVERED, outcomeOf(a).outcome());
-        assertEquals(1, rig.lifecycle.state().journalFailures(), "one failed append, no update/remove tried");
+        assertEquals(1, rig.lifecycle.state().journalFailures(), "one failed append, no fence or remove tried");
     }
 
     @Test
@@ -194,20 +195,21 @@ class RetryLifecycleTest {
     }
 
     @Test
-    void updateSaysAdoptedElsewhere_handedOverHere_notSentAgainNorRemoved() {
+    void fenceSaysAdoptedElsewhere_handedOverHere_neverSentNorRemoved() {
         LifecycleRig rig = new LifecycleRig(true).reference();
         Admission a = rig.admit("c1");
-        rig.journal.adoptedElsewhere = "c1";
         rig.advance(1, TimeUnit.SECONDS);
         rig.lastSent().failRpc();
         rig.run();
+        rig.journal.adoptedElsewhere = "c1"; // this instance was taken for dead meanwhile
         rig.advance(10, TimeUnit.SECONDS);
 
         assertEquals(RetryOutcome.HANDED_OVER, outcomeOf(a).outcome());
         assertEquals(2, outcomeOf(a).attempt());
-        assertEquals(1, rig.sent.size());
+        assertEquals(1, rig.sent.size(), "retry 2 belongs to the instance that adopted the call");
         assertFalse(rig.journal.log.contains("remove c1"));
         assertTrue(rig.handedToSink.isEmpty(), "the journal holds it: not the sink's");
+        assertEquals(RetryEvent.Custody.ANOTHER_INSTANCE, rig.outcomes().get(0).custody());
     }
 
     // ------------------------------------------------------------------ hand over
@@ -330,11 +332,11 @@ class RetryLifecycleTest {
 
     /**
      * A hand-off the lanes refuse happens on the wheel's executor, which every timeout of the JVM needs: the failed
-     * attempt is rescheduled in memory, with no journal write there (a mass failure on the embedded journal held
-     * that executor for 5 s per probe while lanes were full).
+     * attempt is rescheduled in memory, with no journal write there (a journal write there would hold that executor
+     * for up to the write timeout while the lanes are full).
      */
     @Test
-    void executorRefusesTheAttempt_noJournalWriteOnTheRefusedThread_theNextReplyWritesIt() {
+    void executorRefusesTheAttempt_noJournalWriteOnTheRefusedThread_theNextAttemptIsFenced() {
         LifecycleRig rig = new LifecycleRig(true).reference();
         rig.admit("c1");
         rig.executor.refuse = true;
@@ -347,7 +349,7 @@ class RetryLifecycleTest {
         rig.run();
         rig.lastSent().failRpc();
         rig.run();
-        assertEquals(List.of("append c1", "update c1 3"), rig.journal.log);
+        assertEquals(List.of("append c1", "fence c1 2"), rig.journal.log);
     }
 
     @Test

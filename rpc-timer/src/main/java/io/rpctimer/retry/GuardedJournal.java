@@ -1,0 +1,193 @@
+package io.rpctimer.retry;
+
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The lifecycle's one door to its {@link RetryJournal}, or to none: it never throws, turns every failure into an
+ * answer the retry path can act on, and keeps the journal's health — a failure count, and one WARN line each time the
+ * journal goes from working to failing (one INFO when it works again).
+ *
+ * <p>A journal that fails never costs a call: the call goes on in memory, its later progress is still offered to the
+ * journal. A write whose outcome is unknown is {@link Appended.Kind#MAYBE} with its eventual outcome attached: the
+ * call is treated as written (removed at its outcome, never reported refused).
+ *
+ * <p><b>Threading:</b> thread-safe.
+ */
+final class GuardedJournal {
+
+    private static final System.Logger LOG = System.getLogger(GuardedJournal.class.getName());
+
+    /** What an append did. */
+    record Appended(Kind kind, CompletionStage<Boolean> resolution) {
+        enum Kind {
+            /** Durable. */
+            WRITTEN,
+            /** A call with the same key is pending: nothing written. */
+            DUPLICATE,
+            /** Known not written: no journal, no payload, or the store refused it. */
+            NOT_WRITTEN,
+            /** Maybe written: {@code resolution} completes true or false once known. */
+            MAYBE
+        }
+
+        static final Appended WRITTEN = new Appended(Kind.WRITTEN, null);
+        static final Appended DUPLICATE = new Appended(Kind.DUPLICATE, null);
+        static final Appended NOT_WRITTEN = new Appended(Kind.NOT_WRITTEN, null);
+    }
+
+    /** The fence's verdict, with the store's failure as one more answer. */
+    enum Verdict { OWNED, ADOPTED, GONE, LEASE_EXPIRED, FAILED }
+
+    /** What a claim or an unpark handed out; {@code failed} if the store failed (nothing was handed out). */
+    record Claimed(List<RetryJournalEntry> entries, boolean failed) {
+    }
+
+    private final String application;
+    private final RetryJournal journal;
+    private final LongAdder failures = new LongAdder();
+    private final AtomicBoolean working = new AtomicBoolean(true);
+
+    /** @param journal the journal, or null for none */
+    GuardedJournal(String application, RetryJournal journal) {
+        this.application = application;
+        this.journal = journal;
+    }
+
+    boolean present() {
+        return journal != null;
+    }
+
+    /** @return true if a failed fence must not be taken as leave to send (see {@link RetryJournal#fences()}) */
+    boolean fences() {
+        return journal != null && journal.fences();
+    }
+
+    boolean leaseHeld() {
+        return journal == null || journal.leaseHeld();
+    }
+
+    long failures() {
+        return failures.sum();
+    }
+
+    String describe() {
+        return journal == null ? "none" : journal.describe();
+    }
+
+    Appended append(RetryJournalEntry entry, boolean parked) {
+        try {
+            RetryJournal.Append a = journal.append(entry, parked);
+            worked();
+            return a == RetryJournal.Append.DUPLICATE ? Appended.DUPLICATE : Appended.WRITTEN;
+        } catch (RetryJournalException e) {
+            failed("append " + entry.key(), e);
+            return e.maybeWritten() ? new Appended(Appended.Kind.MAYBE, e.resolution()) : Appended.NOT_WRITTEN;
+        } catch (RuntimeException e) {
+            failed("append " + entry.key(), e);
+            return Appended.NOT_WRITTEN;
+        }
+    }
+
+    /** @return the verdict; never completes exceptionally */
+    CompletionStage<Verdict> fence(CallKey key, int attempt, long nextDueEpochMillis, String lastProvider,
+                                   String lastFailure) {
+        CompletionStage<RetryJournal.Fence> fence;
+        try {
+            fence = journal.fence(key, attempt, nextDueEpochMillis, lastProvider, lastFailure);
+        } catch (RuntimeException e) {
+            fence = CompletableFuture.failedStage(e);
+        }
+        return fence.handle((f, failure) -> {
+            if (failure != null) {
+                failed("fence " + key + " before retry " + attempt, unwrap(failure));
+                return Verdict.FAILED;
+            }
+            worked();
+            return Verdict.valueOf(f.name());
+        });
+    }
+
+    /** Removes a call at its outcome, without waiting; a failure is counted and logged. */
+    void remove(CallKey key, RetryEvent.Type outcome) {
+        CompletionStage<Boolean> removed;
+        try {
+            removed = journal.remove(key);
+        } catch (RuntimeException e) {
+            removed = CompletableFuture.failedStage(e);
+        }
+        removed.whenComplete((ours, failure) -> {
+            if (failure != null) {
+                failed("remove " + key + " (a later start may send it again)", unwrap(failure));
+                return;
+            }
+            worked();
+            if (!ours && outcome == RetryEvent.Type.DELIVERED) {
+                LOG.log(Level.WARNING, "wheelfailback {0} was delivered by this instance after another instance"
+                        + " took it over (this one was taken for dead): that one may send it again, with the same"
+                        + " retry.id", key);
+            }
+        });
+    }
+
+    /** Gives calls up so that the next claim of their service takes them. @return false if the store failed */
+    boolean release(List<CallKey> keys) {
+        if (journal == null || keys.isEmpty()) {
+            return true;
+        }
+        try {
+            journal.release(keys);
+            worked();
+            return true;
+        } catch (RetryJournalException | RuntimeException e) {
+            failed("release " + keys.size() + " calls (taken at the next start, or after this instance's lease)",
+                    e);
+            return false;
+        }
+    }
+
+    Claimed claim(String serviceKey, int limit) {
+        try {
+            List<RetryJournalEntry> entries = journal.claim(application, serviceKey, limit);
+            worked();
+            return new Claimed(entries, false);
+        } catch (RetryJournalException | RuntimeException e) {
+            failed("claim " + serviceKey, e);
+            return new Claimed(List.of(), true);
+        }
+    }
+
+    Claimed unpark(String serviceKey, int limit) {
+        try {
+            List<RetryJournalEntry> entries = journal.unpark(application, serviceKey, limit);
+            worked();
+            return new Claimed(entries, false);
+        } catch (RetryJournalException | RuntimeException e) {
+            failed("unpark " + serviceKey, e);
+            return new Claimed(List.of(), true);
+        }
+    }
+
+    private void worked() {
+        if (!working.get() && working.compareAndSet(false, true)) {
+            LOG.log(Level.INFO, "wheelfailback journal of {0} works again: {1}", application, journal.describe());
+        }
+    }
+
+    private void failed(String what, Throwable e) {
+        failures.increment();
+        if (working.getAndSet(false)) {
+            LOG.log(Level.WARNING, "wheelfailback journal of " + application + " failed to " + what + "; failed calls "
+                    + "go on in memory (not durable) until it works again; see journalFailures", e);
+        }
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    }
+}

@@ -1,0 +1,144 @@
+package io.rpctimer.retry;
+
+import static io.rpctimer.retry.LifecycleRig.outcomeOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Each send of a journaled call waits for the journal's word: the fence. In a fleet a call goes out only while this
+ * instance holds it and can show its lease is valid; it is never sent by an instance whose call was adopted.
+ */
+class FencingTest {
+
+    private static LifecycleRig fleet() {
+        LifecycleRig rig = new LifecycleRig(true).reference();
+        rig.journal.fencing = true;
+        return rig;
+    }
+
+    @Test
+    void aLapsedLeaseHoldsTheSendBack_withoutSpendingTheAttempt() {
+        LifecycleRig rig = fleet();
+        Admission a = rig.admit("c1");
+        rig.journal.leaseHeld = false; // renewals failed for most of a lease: other instances may adopt soon
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.advance(5, TimeUnit.SECONDS);
+        assertEquals(List.of(), rig.sent, "nothing is sent while the lease cannot be shown valid");
+        assertEquals(List.of("append c1"), rig.journal.log);
+
+        rig.journal.leaseHeld = true;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(1, rig.lastSent().attempt(), "the held-back attempt is the one sent");
+        rig.lastSent().deliver();
+        rig.run();
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(a).outcome());
+        assertEquals(2, rig.reference.state().sendsDeferred(), "held back at 1 s and at 2 s");
+    }
+
+    @Test
+    void aFenceTheDatabaseCannotAnswer_holdsTheSendBackInAFleet() {
+        LifecycleRig rig = fleet();
+        rig.admit("c1");
+        rig.journal.failing = true;
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.advance(3, TimeUnit.SECONDS);
+        assertEquals(List.of(), rig.sent, "no send without the database's word that this instance holds the call");
+
+        rig.journal.failing = false;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(1, rig.sent.size());
+        assertEquals(1, rig.lastSent().attempt());
+    }
+
+    @Test
+    void aFenceTheEmbeddedJournalCannotAnswer_stillSends() {
+        LifecycleRig rig = new LifecycleRig(true).reference(); // nobody else can hold its calls
+        rig.admit("c1");
+        rig.journal.failing = true;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(1, rig.sent.size());
+    }
+
+    @Test
+    void aLeaseTooShortForTheSend_holdsItBack() {
+        LifecycleRig rig = fleet();
+        rig.admit("c1");
+        rig.journal.leaseTooShort = true;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(List.of(), rig.sent);
+        rig.journal.leaseTooShort = false;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(1, rig.sent.size());
+    }
+
+    @Test
+    void aCallThatIsGoneFromTheJournal_isHandedOverNotSent() {
+        LifecycleRig rig = fleet();
+        Admission a = rig.admit("c1");
+        rig.journal.entries.clear(); // another instance adopted it and delivered it meanwhile
+        rig.advance(1, TimeUnit.SECONDS);
+
+        assertEquals(List.of(), rig.sent);
+        assertEquals(RetryOutcome.HANDED_OVER, outcomeOf(a).outcome());
+        assertEquals(RetryEvent.Custody.ANOTHER_INSTANCE, rig.outcomes().get(0).custody());
+        assertFalse(rig.journal.log.contains("remove c1"));
+    }
+
+    @Test
+    void aReusedBusinessKey_isRejectedWithTheCallerTold_theFirstCallUntouched() {
+        LifecycleRig rig = new LifecycleRig(true).reference(100, OverflowPolicy.LOG, RetryBudget.unlimited());
+        Admission first = rig.admit("order-42");
+        Admission second = rig.admit("order-42");
+
+        assertEquals(Admission.Kind.REJECTED, second.kind());
+        assertTrue(second.callerFails(), "even with overflow=log: the caller's key is in use");
+        assertTrue(second.reason().contains("retry.id=order-42 of greet() is pending already"), second.reason());
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.lastSent().deliver();
+        rig.run();
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(first).outcome());
+        RetryStats s = rig.lifecycle.stats();
+        assertEquals(2, s.failedCalls());
+        assertEquals(1, s.rejected());
+        assertEquals(1, s.delivered());
+    }
+
+    @Test
+    void destroy_releasesTheJournaledCallsForTheNextClaim_closeDoesNot() {
+        LifecycleRig rig = new LifecycleRig(true).reference();
+        rig.admit("c1");
+        rig.admit("c2");
+        rig.reference.destroy();
+        assertTrue(rig.journal.log.contains("release [c1, c2]") || rig.journal.log.contains("release [c2, c1]"),
+                rig.journal.log.toString());
+
+        LifecycleRig closing = new LifecycleRig(true).reference();
+        closing.admit("c1");
+        closing.lifecycle.close();
+        assertTrue(closing.journal.log.stream().noneMatch(l -> l.startsWith("release")), closing.journal.log
+                .toString());
+    }
+
+    @Test
+    void handedOverCalls_sayWhereTheyAre() {
+        LifecycleRig rig = new LifecycleRig(true).reference();
+        rig.admit("journaled");
+        rig.reference.admit("greet", "unserializable", "x", null, null, new RuntimeException("x"), false);
+        rig.lifecycle.close();
+
+        assertEquals(RetryEvent.Custody.JOURNAL, custody(rig, "journaled"));
+        assertEquals(RetryEvent.Custody.RETRY_STORE, custody(rig, "unserializable"));
+        assertEquals(List.of("unserializable"), rig.handedToSink);
+        assertNull(rig.events.get(0).custody(), "only a hand-over has a custody");
+    }
+
+    private static RetryEvent.Custody custody(LifecycleRig rig, String retryId) {
+        return rig.outcomes().stream().filter(e -> e.retryId().equals(retryId)).findFirst().orElseThrow().custody();
+    }
+}
