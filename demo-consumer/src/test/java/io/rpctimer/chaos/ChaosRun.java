@@ -132,9 +132,12 @@ final class ChaosRun {
     }
 
     private static List<String> journalRows(ChaosPostgres postgres) throws SQLException {
+        // the journal's call table: rpctimer_call, rpctimer_retry_entry before calls were scoped by service
+        String table = postgres.query("SELECT to_regclass('rpctimer_call') IS NOT NULL").get(0).get(0)
+                .startsWith("t") ? "rpctimer_call" : "rpctimer_retry_entry";
         List<String> rows = new ArrayList<>();
         for (List<String> r : postgres.query("SELECT retry_id, service_key, method, owner, attempt, parked,"
-                + " quarantined FROM rpctimer_retry_entry ORDER BY retry_id")) {
+                + " quarantined FROM " + table + " ORDER BY retry_id")) {
             rows.add(String.join(" ", r));
         }
         return rows;
