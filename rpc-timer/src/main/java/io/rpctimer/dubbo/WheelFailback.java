@@ -27,8 +27,10 @@ import org.apache.dubbo.common.logger.LoggerFactory;
  * <p>Listeners and a store can also be registered as services ({@code META-INF/services/io.rpctimer.retry.RetryListener},
  * {@code META-INF/services/io.rpctimer.retry.RetryStore}); they are loaded when this class is first used. The store
  * receives the calls handed over that no journal holds ({@code failback.store=memory}, or arguments that could not be
- * serialized); without one they go to an {@link InMemoryRetryStore} that lives as long as the JVM. Each application's
- * failed calls live in its {@link RetryLifecycle} ({@link #lifecycles()}); a listener on each one reports here.
+ * serialized); without one they go to an {@link InMemoryRetryStore} that lives as long as the JVM and keeps the latest
+ * {@value InMemoryRetryStore#DEFAULT_CAPACITY} (older ones are dropped and counted; set another with
+ * {@code setRetryStore(new InMemoryRetryStore(capacity))}). Each application's failed calls live in its
+ * {@link RetryLifecycle} ({@link #lifecycles()}); a listener on each one reports here.
  *
  * <p>Every outcome is logged once, with application, service, method and retry id: {@code DELIVERED} at info level,
  * {@code ABANDONED}, {@code REJECTED} and {@code HANDED_OVER} at warn level.

@@ -2,8 +2,9 @@ package io.rpctimer.retry;
 
 /**
  * Receives the retries still pending when the consumer shuts down, so they are kept rather than lost. The default is
- * an {@link InMemoryRetryStore}, which keeps them for the life of the JVM (readable by code that outlives the Dubbo
- * application, e.g. a test or a launcher); a durable store can replay them after a restart.
+ * an {@link InMemoryRetryStore}, which keeps the latest {@value InMemoryRetryStore#DEFAULT_CAPACITY} of them for the
+ * life of the JVM (readable by code that outlives the Dubbo application, e.g. a test or a launcher), dropping and
+ * counting older ones; a durable store can replay them after a restart.
  *
  * <p>Register a store programmatically, or as a service: list the implementation class in
  * {@code META-INF/services/io.rpctimer.retry.RetryStore}.

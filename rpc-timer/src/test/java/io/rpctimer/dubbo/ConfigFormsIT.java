@@ -45,6 +45,9 @@ class ConfigFormsIT {
         springModel = FrameworkModel.defaultModel();
         p1 = DubboNode.provider("p1", s1);
         p2 = DubboNode.provider("p2", s2);
+        // a hang far past the consumers' timeout (2 s: long enough for a loaded machine to answer the retry)
+        s1.hangMillis = 60_000;
+        s2.hangMillis = 60_000;
         s1.mode = ScriptedGreetingService.Mode.HANG;
         s2.mode = ScriptedGreetingService.Mode.HANG;
         System.setProperty("providers", "dubbo://127.0.0.1:" + p1.port + ";dubbo://127.0.0.1:" + p2.port);
@@ -66,7 +69,7 @@ class ConfigFormsIT {
         assertEquals(1, events.stream().filter(e -> e.type() == RetryEvent.Type.SCHEDULED).count());
         s1.releaseHung();
         s2.releaseHung();
-        await().atMost(Duration.ofSeconds(10)).until(() -> events.stream()
+        await().atMost(Duration.ofSeconds(30)).until(() -> events.stream()
                 .anyMatch(e -> e.type() == RetryEvent.Type.DELIVERED));
     }
 
@@ -83,7 +86,7 @@ class ConfigFormsIT {
     @EnableDubbo
     static class AnnotationConsumer {
         @Bean
-        @DubboReference(url = "${providers}", cluster = "wheelfailback", timeout = 200, check = false,
+        @DubboReference(url = "${providers}", cluster = "wheelfailback", timeout = 2000, check = false,
                 parameters = {"failback.delay", "300"})
         ReferenceBean<GreetingService> greeting() {
             return new ReferenceBean<>();
@@ -121,7 +124,7 @@ class ConfigFormsIT {
                 "dubbo.application.qos-enable", "false",
                 "dubbo.registry.address", "N/A",
                 "dubbo.consumer.cluster", "wheelfailback",
-                "dubbo.consumer.timeout", "200",
+                "dubbo.consumer.timeout", "2000",
                 "dubbo.consumer.check", "false",
                 "dubbo.consumer.parameters.failback.delay", "300"));
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>(app.getDefaultModule());

@@ -18,9 +18,19 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Issue 14 #4: the caller's handle to its own call's outcome, over real Dubbo RPC on 127.0.0.1. */
+/**
+ * The caller's handle to its own call's outcome, over real Dubbo RPC on 127.0.0.1.
+ *
+ * <p>Timeouts are generous, so that a loaded machine does not turn an answer into a failure: a call that must be
+ * answered gets {@value #ANSWER_TIMEOUT_MS} ms (the first call of a JVM pays class loading and connection setup);
+ * a hung provider holds a call far longer than {@value #HANG_TIMEOUT_MS} ms, the timeout of the hang tests, whose
+ * consumers make one answered call before the providers hang.
+ */
 @org.junit.jupiter.api.Timeout(120)
 class FailbackCallIT {
+
+    private static final int ANSWER_TIMEOUT_MS = 10_000;
+    private static final int HANG_TIMEOUT_MS = 3_000;
 
     private final ScriptedGreetingService s1 = new ScriptedGreetingService("p1");
     private final ScriptedGreetingService s2 = new ScriptedGreetingService("p2");
@@ -30,6 +40,8 @@ class FailbackCallIT {
 
     @BeforeEach
     void start() {
+        s1.hangMillis = 60_000;
+        s2.hangMillis = 60_000;
         p1 = DubboNode.provider("p1", s1);
         p2 = DubboNode.provider("p2", s2);
     }
@@ -45,10 +57,10 @@ class FailbackCallIT {
         p2.close();
     }
 
-    private GreetingService connect(Map<String, String> extra) {
+    private GreetingService connect(Map<String, String> extra, int timeoutMs) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
         ref.setCluster(WheelFailbackCluster.NAME);
-        ref.setTimeout(200);
+        ref.setTimeout(timeoutMs);
         Map<String, String> params = new HashMap<>(Map.of("failback.delay", "300", "failback.jitter", "0"));
         params.putAll(extra);
         ref.setParameters(params);
@@ -62,7 +74,7 @@ class FailbackCallIT {
 
     @Test
     void firstTrySuccessIsDeliveredAtAttemptZero() throws Exception {
-        GreetingService svc = connect(Map.of());
+        GreetingService svc = connect(Map.of(), ANSWER_TIMEOUT_MS);
         FailbackCall<String> call = FailbackCall.of(() -> svc.sayHello("world"));
         assertEquals("hello world", call.result().substring(4));
         CallOutcome o = outcome(call);
@@ -87,9 +99,19 @@ class FailbackCallIT {
     }
 
     private GreetingService hangingProviders() {
+        return hangingProviders(Map.of());
+    }
+
+    /**
+     * @return a consumer whose first call was answered (so that the calls of the test are not the JVM's first),
+     *     on providers that hang from now on
+     */
+    private GreetingService hangingProviders(Map<String, String> extra) {
+        GreetingService svc = connect(extra, HANG_TIMEOUT_MS);
+        assertEquals("hello warm-up", svc.sayHello("warm-up").substring(4));
         s1.mode = ScriptedGreetingService.Mode.HANG;
         s2.mode = ScriptedGreetingService.Mode.HANG;
-        return connect(Map.of());
+        return svc;
     }
 
     /** Lets the providers answer, and expects the call's first retry to deliver it. */
@@ -103,9 +125,7 @@ class FailbackCallIT {
 
     @Test
     void callOverTheCapIsRejectedAndTheCallerGetsTheException() throws Exception {
-        s1.mode = ScriptedGreetingService.Mode.HANG;
-        s2.mode = ScriptedGreetingService.Mode.HANG;
-        GreetingService svc = connect(Map.of("failbacktasks", "1", "failback.delay", "60000",
+        GreetingService svc = hangingProviders(Map.of("failbacktasks", "1", "failback.delay", "60000",
                 "failback.maxdelay", "60000"));
         FailbackCall<String> first = FailbackCall.of(() -> svc.notify("a"));
         FailbackCall<String> second = FailbackCall.of(() -> svc.notify("b"));
@@ -121,7 +141,7 @@ class FailbackCallIT {
     void businessExceptionCompletesTheHandleExceptionally() {
         s1.mode = ScriptedGreetingService.Mode.FAIL;
         s2.mode = ScriptedGreetingService.Mode.FAIL;
-        GreetingService svc = connect(Map.of());
+        GreetingService svc = connect(Map.of(), ANSWER_TIMEOUT_MS);
         FailbackCall<String> call = FailbackCall.of(() -> svc.notify("x"));
         IllegalStateException thrown = assertThrows(IllegalStateException.class, call::result);
         ExecutionException e = assertThrows(ExecutionException.class,

@@ -112,7 +112,7 @@ class FailbackOperationsIT {
         ApplicationModel app = startConsumer();
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>(app.getDefaultModule());
         ref.setCluster(WheelFailbackCluster.NAME);
-        ref.setTimeout(200);
+        ref.setTimeout(2_000); // far below the 30 s hang, and room for a loaded machine to answer a retry
         ref.setParameters(new java.util.HashMap<>(Map.of("failback.delay", "200", "failback.jitter", "0")));
         providers.aim(ref);
         GreetingService svc = ref.get();
