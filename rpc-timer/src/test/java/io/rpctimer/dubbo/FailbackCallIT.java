@@ -18,7 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Issue 14 #4: the caller's handle to its own call's outcome, over real Dubbo RPC on 127.0.0.1. */
+/** The caller's handle to its own call's outcome, over real Dubbo RPC on 127.0.0.1. */
 @org.junit.jupiter.api.Timeout(120)
 class FailbackCallIT {
 

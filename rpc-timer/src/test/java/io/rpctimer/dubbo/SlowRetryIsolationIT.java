@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 11, item 3: a retry can block the shared executor. Reference A has {@code actives=1} and providers that hang,
+ * A retry can block the thread that sends it. Reference A has {@code actives=1} and providers that hang,
  * so its retries beyond one per provider wait in Dubbo's {@code ActiveLimitFilter} for up to A's timeout, on whatever
  * thread sends them. An unrelated reference B, in the same application, has a retry due meanwhile: it must be sent
  * on time, not after A's waits end. Over real Dubbo RPC on 127.0.0.1.

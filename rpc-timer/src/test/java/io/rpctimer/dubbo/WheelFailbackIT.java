@@ -220,7 +220,7 @@ class WheelFailbackIT {
     }
 
     /**
-     * issue 11 #11: a reference destroyed while the application runs (ReferenceConfig.destroy(), as a migration rule
+     * A reference destroyed while the application runs (ReferenceConfig.destroy(), as a migration rule
      * does) hands its pending retries over at once, not when each comes due a minute later.
      */
     @Test

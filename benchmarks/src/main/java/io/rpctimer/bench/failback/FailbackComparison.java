@@ -16,7 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Issue 6, second half: Dubbo's built-in {@code failback} cluster against rpc-timer's {@code wheelfailback}, end to
+ * Dubbo's built-in {@code failback} cluster against rpc-timer's {@code wheelfailback}, end to
  * end over real Dubbo RPC on 127.0.0.1 with an embedded ZooKeeper. Each scenario ({@link Scenario}: (a) one provider
  * hangs, (b) both hang, (c) both fail every call, (d) async callers with a failing provider) runs twice in the same
  * JVM, Dubbo's failback first, each time on fresh components, with the same load, faults, timeout (1 s) and first
