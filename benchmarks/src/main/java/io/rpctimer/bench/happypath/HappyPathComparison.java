@@ -106,7 +106,7 @@ public final class HappyPathComparison {
             System.exit(2);
             return;
         }
-        Path out = Path.of(parsed.positional(1, "benchmarks/results"));
+        Path out = Path.of(parsed.positional(1, "benchmarks/results/happypath"));
         Files.createDirectories(out);
         if (System.getProperty("dubbo.application.logger") == null) {
             System.setProperty("dubbo.application.logger", "slf4j"); // else Dubbo probes log4j first

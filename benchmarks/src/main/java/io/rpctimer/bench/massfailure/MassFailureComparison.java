@@ -81,7 +81,7 @@ public final class MassFailureComparison {
             return;
         }
         String mode = parsed.positional(0, "quick");
-        Path out = Path.of(parsed.positional(1, "benchmarks/results"));
+        Path out = Path.of(parsed.positional(1, "benchmarks/results/massfailure"));
         Files.createDirectories(out);
         if (System.getProperty("dubbo.application.logger") == null) {
             System.setProperty("dubbo.application.logger", "slf4j");
