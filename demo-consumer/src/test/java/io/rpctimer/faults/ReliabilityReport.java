@@ -31,8 +31,8 @@ import java.util.stream.Stream;
 public final class ReliabilityReport {
 
     /** The command that runs the fault suite and regenerates the pages, from the repository root. */
-    static final String COMMAND = "rm -rf demo-consumer/target/reliability; \\\n"
-            + "mvn -B -pl demo-consumer -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \\\n"
+    static final String COMMAND = "mvn -B -pl demo-consumer -am clean verify -Dtest=NONE"
+            + " -Dsurefire.failIfNoSpecifiedTests=false \\\n"
             + "    -Dit.test='io.rpctimer.faults.*IT' -Dfailsafe.failIfNoSpecifiedTests=false; \\\n"
             + "java demo-consumer/src/test/java/io/rpctimer/faults/ReliabilityReport.java"
             + " demo-consumer/target/reliability docs";

@@ -8,8 +8,7 @@
  *
  * <p>Run the suite and regenerate the pages, from the repository root:
  * <pre>
- * rm -rf demo-consumer/target/reliability; \
- * mvn -B -pl demo-consumer -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
+ * mvn -B -pl demo-consumer -am clean verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
  *     -Dit.test='io.rpctimer.faults.*IT' -Dfailsafe.failIfNoSpecifiedTests=false; \
  * java demo-consumer/src/test/java/io/rpctimer/faults/ReliabilityReport.java demo-consumer/target/reliability docs
  * </pre>
