@@ -337,7 +337,7 @@ public final class ReliabilityReport {
                 + " (+ errors the caller got)`, `lost = 0`, one outcome event per failed call, the plugin's counters"
                 + " equal to the caller-side account, and every duplicate (a call completed twice at the providers)"
                 + " a call that was retried, sharing its `retry.id`.\n\n");
-        b.append("Regenerate (from the repository root: runs the fault suite, about two minutes, then writes this"
+        b.append("Regenerate (from the repository root: builds, runs the fault suite, then writes this"
                 + " page and [reliability-processes.md](" + SECOND_PAGE + "), failed runs included):\n\n```bash\n")
                 .append(COMMAND).append("\n```\n\n");
         lastRun(b, runs);

@@ -12,7 +12,8 @@
  *     -Dit.test='io.rpctimer.faults.*IT' -Dfailsafe.failIfNoSpecifiedTests=false; \
  * java demo-consumer/src/test/java/io/rpctimer/faults/ReliabilityReport.java demo-consumer/target/reliability docs
  * </pre>
- * The suite also runs with every other IT in {@code mvn -B verify}. Each scenario takes 2 to 10 s; the suite about two
- * minutes on two cores, most of it starting and stopping Dubbo nodes (one JVM per test class).
+ * The suite also runs with every other IT in {@code mvn -B verify}. A scenario takes from a few seconds to about a
+ * minute (those with consumer processes and PostgreSQL take longest), most of it starting and stopping Dubbo nodes
+ * (one JVM per test class).
  */
 package io.rpctimer.faults;
