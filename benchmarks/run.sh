@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
-# Runs rpc-timer's benchmarks against the peers and writes the results to benchmarks/results/:
-#   timer-<mode>[-jdkN].{json,md,png,log}  the wheel against Netty, Dubbo, Kafka, the JDK scheduler and Agrona (JMH)
-#   failback-<mode>.{json,md,png,log}      Dubbo's failback cluster against wheelfailback under faults, real Dubbo RPC
-#   happypath-<mode>.{json,md,log}         failover, failback, wheelfailback, wheelfailback+timeoutcheck on calls
+# Runs rpc-timer's benchmarks against the peers and writes the results to benchmarks/results/<part>/:
+#   timer/timer-<mode>[-jdkN].{json,md,png,log}  the wheel against Netty, Dubbo, Kafka, the JDK scheduler and Agrona
+#   failback/failback-<mode>.{json,md,png,log}   Dubbo's failback cluster against wheelfailback under faults, real RPC
+#   happypath/happypath-<mode>.{json,md,log}     failover, failback, wheelfailback, wheelfailback+timeoutcheck on calls
 #                                          that succeed: throughput (median and spread of rounds), p50/p99/p99.9,
 #                                          process CPU per call; rounds a multiple of the 4 configurations, each
 #                                          configuration in each position equally often (quick 4, full 8 rounds)
-#   massfailure-<mode>.{json,md,log}       N calls while every provider fails, then recovery: failback and
-#                                          wheelfailback
+#   massfailure/massfailure-<mode>[-<label>].{json,md,log}  N calls while every provider fails, then recovery:
+#                                          failback and wheelfailback
 #
 #   benchmarks/run.sh quick [all]          # every part, short: about 18 min on a quiet 2-core machine
-#   benchmarks/run.sh full [all]           # every part, as published in BENCHMARKS.md: about 45 min
+#   benchmarks/run.sh full [all]           # every part, as published in docs/benchmarks.md: about 45 min
 #   benchmarks/run.sh quick|full timer|failback|happypath|massfailure    # one part only
 #   benchmarks/run.sh full timer --jdk /usr/lib/jvm/temurin-25-jdk-amd64 # the timer part on another JDK: its JMH
-#                                          # forks and harness JVMs run on it too; files timer-full-jdk25.*
+#                                          # forks and harness JVMs run on it too; files timer/timer-full-jdk25.*
 #   benchmarks/run.sh full timer --cases scheduleCancel [--forks 8]
 #                                          # some timer cases only (scheduleCancel,fireAll,memory,lateness,idleCpu),
 #                                          # and other JMH forks than the mode's (full: 5)
 #   benchmarks/run.sh full massfailure --label journal --param key=value [--param ...]
 #                                          # extra consumer reference parameters (a durable store, a retry budget)
-#                                          # for the mass-failure runs; files massfailure-full-<label>.*;
+#                                          # for the mass-failure runs; files massfailure/massfailure-full-<label>.*;
 #                                          # --clusters wheelfailback skips Dubbo's failback
 #   java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.HappyPathPool <out base> <json>...
 #                                          # pools the rounds of several happypath runs of the same code and judges
@@ -91,7 +91,6 @@ props=(-Djava.awt.headless=true -Dbench.gitCommit="$commit" -Dbench.rpcTimerDirt
 jar=benchmarks/target/benchmarks.jar
 out=benchmarks/results
 
-mkdir -p "$out"
 status=0
 wants() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 if wants timer; then
@@ -99,24 +98,29 @@ if wants timer; then
     for p in ${timer_props[@]+"${timer_props[@]}"}; do
         case "$p" in -Dbench.cases=*) suffix="$suffix-${p#-Dbench.cases=}"; suffix=${suffix//,/+} ;; esac
     done
+    mkdir -p "$out/timer"
     # BENCH_JMH_HEAP replaces every JMH fork's heap flags (default: -Xms4g -Xmx4g -XX:+AlwaysPreTouch)
     "$java" -Xmx1g "${props[@]}" ${timer_props[@]+"${timer_props[@]}"} -Dbench.jvmLabel="$jvm_label" \
         ${BENCH_JMH_HEAP:+"-Dbench.jmhHeap=$BENCH_JMH_HEAP"} \
-        -cp "$jar" io.rpctimer.bench.timer.TimerBenchRunner "$mode" "$out" \
-        2>&1 | tee "$out/timer-$mode$suffix.log" || status=1
+        -cp "$jar" io.rpctimer.bench.timer.TimerBenchRunner "$mode" "$out/timer" \
+        2>&1 | tee "$out/timer/timer-$mode$suffix.log" || status=1
 fi
 if wants failback; then
-    # Dubbo's, ZooKeeper's and rpc-timer's own log lines go to benchmarks/results/failback-<mode>.log
-    "$java" -Xmx1g "${props[@]}" -cp "$jar" io.rpctimer.bench.failback.FailbackComparison "$mode" "$out" \
+    # Dubbo's, ZooKeeper's and rpc-timer's own log lines go to benchmarks/results/failback/failback-<mode>.log
+    mkdir -p "$out/failback"
+    "$java" -Xmx1g "${props[@]}" -cp "$jar" io.rpctimer.bench.failback.FailbackComparison "$mode" "$out/failback" \
         || status=1
 fi
 if wants happypath; then
-    "$java" -Xms2g -Xmx2g "${props[@]}" -cp "$jar" io.rpctimer.bench.happypath.HappyPathComparison "$mode" "$out" \
-        2> "$out/happypath-$mode.log" || status=1
+    mkdir -p "$out/happypath"
+    "$java" -Xms2g -Xmx2g "${props[@]}" -cp "$jar" io.rpctimer.bench.happypath.HappyPathComparison "$mode" \
+        "$out/happypath" 2> "$out/happypath/happypath-$mode.log" || status=1
 fi
 if wants massfailure; then
     # the providers' injected errors are logged once per call: Dubbo's log lines go to massfailure-<mode>.log
+    mkdir -p "$out/massfailure"
     "$java" -Xms2g -Xmx2g "${props[@]}" -cp "$jar" io.rpctimer.bench.massfailure.MassFailureComparison "$mode" \
-        "$out" ${params[@]+"${params[@]}"} 2> "$out/massfailure-$mode$mf_label.log" || status=1
+        "$out/massfailure" ${params[@]+"${params[@]}"} 2> "$out/massfailure/massfailure-$mode$mf_label.log" \
+        || status=1
 fi
 exit $status

@@ -17,10 +17,10 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The smallest reproduction of what scenario 7b (every provider down, async callers) runs into: when no provider is
- * available, {@code wheelfailback} fails the call back from its {@code invoke()} (README: "the caller gets the empty
- * result at once (null, or a future completed with null)"), but a caller of a {@code CompletableFuture} method gets
- * {@code null} instead of a future, so {@code sendAsync(...).thenApply(...)} throws a NullPointerException in the
- * caller. The retry itself is scheduled and delivered: only the caller's future is missing.
+ * available, {@code wheelfailback} fails the call back from its {@code invoke()} (the caller gets the empty result
+ * at once: null, or a future completed with null; see docs/semantics.md), but a caller of a {@code CompletableFuture}
+ * method gets {@code null} instead of a future, so {@code sendAsync(...).thenApply(...)} throws a
+ * NullPointerException in the caller. The retry itself is scheduled and delivered: only the caller's future is missing.
  *
  * <p>Cause (Dubbo 3.3.6): the invocation's invoke mode is still unset at cluster level
  * ({@code AbstractInvoker.prepareInvocation} sets it, below the cluster), so {@code AsyncRpcResult.recreate()} returns

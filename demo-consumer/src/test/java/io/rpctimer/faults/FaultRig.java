@@ -250,7 +250,7 @@ final class FaultRig implements AutoCloseable {
             return wheel.maxTickLagNanos() / 1e6;
         }
 
-        /** @return the figures of this run, for RELIABILITY.md */
+        /** @return the figures of this run, for docs/reliability.md */
         Map<String, Object> figures() {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("calls", report.sent());

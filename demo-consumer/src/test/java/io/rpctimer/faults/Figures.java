@@ -9,8 +9,9 @@ import org.apache.dubbo.common.Version;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * Records a scenario run's figures for RELIABILITY.md ({@code target/reliability/<id>.json}), whether its assertions
- * pass or not: a failed run is recorded as failed, so the generated tables never show stale figures as passing.
+ * Records a scenario run's figures for docs/reliability.md ({@code target/reliability/<id>.json}), whether its
+ * assertions pass or not: a failed run is recorded as failed, so the generated tables never show stale figures as
+ * passing.
  *
  * <p><b>Threading:</b> use from the test thread.
  */
@@ -32,7 +33,7 @@ final class Figures {
     }
 
     /**
-     * @param section the scenario's number in RELIABILITY.md (1..12)
+     * @param section the scenario's number in docs/reliability.md (1..12)
      * @param order   the row's place in the scenario's table
      * @param id      the file name, unique across the suite
      * @param variant the row's name, e.g. {@code sync callers}

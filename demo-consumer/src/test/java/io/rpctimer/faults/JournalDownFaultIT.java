@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Scenario 12 (issue 12, point 4 over Dubbo: the database is down): a consumer process on a PostgreSQL journal
+ * Scenario 12 (the journal's database is down under a Dubbo consumer): a consumer process on a PostgreSQL journal
  * ({@code failback.store=jdbc}); every provider fails every call. 200 calls fail back and are journaled; then
  * PostgreSQL stops under the consumer, and 200 more calls fail back. The journal's failures change nothing a caller
  * sees: every caller still gets the failback result at once, the calls are kept in memory (the lifecycle's rule:

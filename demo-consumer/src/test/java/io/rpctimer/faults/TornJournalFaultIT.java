@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Scenario 12b (issue 12, point 4: a torn record left by a crash): a consumer process on the embedded journal is
+ * Scenario 12b (a torn record left by a crash): a consumer process on the embedded journal is
  * killed with 200 calls pending; before it restarts, one row of its H2 file is damaged (its payload no longer matches
  * the CRC32 beside it, as a torn write leaves it). The restarted process skips that one entry with one error naming
  * it (and keeps it, quarantined, for inspection), and resumes and delivers every other call.

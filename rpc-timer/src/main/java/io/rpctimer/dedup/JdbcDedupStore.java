@@ -17,10 +17,11 @@ import javax.sql.DataSource;
  * the call's key. The database's own primary key decides who runs a call, not a lock of ours: a claim is an
  * {@code INSERT} of a started row ({@code ON CONFLICT DO NOTHING} on PostgreSQL; elsewhere a unique violation,
  * SQLState {@code 23xxx}, means the row exists), and a row whose window has passed is taken over by a conditional
- * {@code UPDATE ... WHERE expires_at < now}, which one claimer wins. Tested on PostgreSQL 14 and H2 2.3; the SQL is
- * plain enough for MySQL 8.
+ * {@code UPDATE ... WHERE expires_at < now}, which one claimer wins. Tested on PostgreSQL 14, H2 2.3 and MariaDB
+ * 10.11 through MySQL's driver (not on Oracle's MySQL server).
  *
- * <p>The table is created if absent ({@code CREATE TABLE IF NOT EXISTS}, plus an index on {@code expires_at}):
+ * <p>The table is created if absent ({@code CREATE TABLE IF NOT EXISTS}, plus an index on {@code expires_at}
+ * except on MySQL, which cannot create an index only if absent):
  * <pre>
  *   dedup_key VARCHAR(400) PRIMARY KEY, state CHAR(1) ('S' started, 'D' done), owner VARCHAR(64), expires_at BIGINT
  * </pre>

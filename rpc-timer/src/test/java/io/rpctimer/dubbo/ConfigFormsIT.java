@@ -25,7 +25,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.support.ClassPathXmlApplicationContext;
 
 /**
- * The configuration forms the README shows, each against real providers: a failed call must come back empty and
+ * The configuration forms docs/configuration.md shows, each against real providers: a failed call must come back empty and
  * its retry be delivered, which only {@code wheelfailback} does.
  */
 @org.junit.jupiter.api.Timeout(120)

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 12: a graceful stop with an embedded journal hands the pending calls over to it ({@code HANDED_OVER} =
+ * A graceful stop with an embedded journal hands the pending calls over to it ({@code HANDED_OVER} =
  * persisted), and the next start of the same application, with the same directory, resumes and delivers every one of
  * them with its original {@code retry.id}. Real Dubbo RPC on 127.0.0.1; the providers fail every call (a business
  * failure, retried with {@code failback.retryon=all}) until they are told to answer.

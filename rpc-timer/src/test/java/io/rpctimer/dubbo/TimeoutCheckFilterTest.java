@@ -127,9 +127,9 @@ class TimeoutCheckFilterTest {
     }
 
     /**
-     * Defect 4: the wheel completed timed-out futures on its own executor, so async callers' callbacks ran on the
-     * pool that also runs every other timeout and retry, and callbacks that block held it. The timeout now completes
-     * on the call's own callback executor, as Dubbo's DefaultFuture does.
+     * A timed-out async call completes on the call's own callback executor, as Dubbo's DefaultFuture does, never
+     * on the wheel's executor: that pool runs every other timeout and retry, and callbacks that block would hold
+     * it.
      */
     @Test
     void blockingCallbacksOfTimedOutAsyncCallsDelayNoOtherWheelWork() throws Exception {
@@ -171,8 +171,8 @@ class TimeoutCheckFilterTest {
     }
 
     /**
-     * Defect 5: a sync call was switched to async below the filter, which changed what the caller saw (RpcContext,
-     * ThreadlessExecutor, a second timer). Dubbo's own wait bounds a sync call, so the filter leaves it alone.
+     * Dubbo's own wait bounds a sync call, so the filter leaves it alone: switching it to async below the filter
+     * would change what the caller sees (its RpcContext, Dubbo's ThreadlessExecutor, a second timer).
      */
     @Test
     void syncCallPassesThroughUntouched() {
@@ -327,7 +327,7 @@ class TimeoutCheckFilterTest {
         return inv;
     }
 
-    /** Defect 5: {@code m.timeoutcheck=true} activates the filter in Dubbo, and it then watched every method. */
+    /** {@code m.timeoutcheck=true} activates the filter in Dubbo for every method; the filter watches {@code m} only. */
     @Test
     void methodLevelKeySwitchesTheFilterOnForThatMethodOnly() {
         Invoker<GreetingService> sayHelloOnly = invokerWith("sayHello.timeoutcheck=true");
@@ -401,7 +401,7 @@ class TimeoutCheckFilterTest {
         after.close();
     }
 
-    /** Defect 21: a call after destroy() borrowed the wheel again, and nobody released that lease. */
+    /** After destroy() calls pass through and borrow no wheel, since nobody would release that lease. */
     @Test
     void destroyedFilterPassesCallsThroughWithoutBorrowingTheWheel() {
         filter.invoke(invoker, call("sayHello", InvokeMode.FUTURE));

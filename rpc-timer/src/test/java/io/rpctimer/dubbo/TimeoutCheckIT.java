@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The {@code timeoutcheck} filter over real Dubbo RPC on 127.0.0.1: a timed-out async call completes where Dubbo
- * completes it (defect 4 of issue 11), and a sync caller sees exactly what it sees without the filter (defect 5).
+ * completes it, and a sync caller sees exactly what it sees without the filter.
  */
 @org.junit.jupiter.api.Timeout(120)
 class TimeoutCheckIT {
@@ -41,9 +41,9 @@ class TimeoutCheckIT {
     }
 
     /**
-     * Defect 4: the wheel completed a timed-out async call on its own executor, so the caller's callbacks ran on
-     * the pool every other timeout and retry needs. Dubbo completes a reply, and its own timeout, on the call's
-     * callback executor (the consumer executor): so does the filter now, whichever timer fires first.
+     * Dubbo completes a reply, and its own timeout, on the call's callback executor (the consumer executor); so
+     * does the filter, whichever timer fires first, and the caller's callbacks never run on the pool every other
+     * timeout and retry needs.
      */
     @Test
     void timedOutAsyncCallCompletesOnDubbosConsumerExecutor() throws Exception {
@@ -70,8 +70,8 @@ class TimeoutCheckIT {
     }
 
     /**
-     * Defect 5: the filter switched B's sync call to C to async, and Dubbo's AsyncRpcResult then cleared B's
-     * RpcContext, so the response attachment B had set before calling C never reached A.
+     * B's sync call to C stays sync under the filter: switched to async, Dubbo's AsyncRpcResult would clear B's
+     * RpcContext, and the response attachment B set before calling C would never reach A.
      */
     @ParameterizedTest(name = "timeoutcheck={0}")
     @ValueSource(booleans = {false, true})
@@ -104,8 +104,8 @@ class TimeoutCheckIT {
     }
 
     /**
-     * Defect 5: the filter's switch to async skipped Dubbo's ThreadlessExecutor, so a sync call's reply was handled
-     * on the consumer's shared pool, and it put a second timeout on the wheel next to Dubbo's own.
+     * A sync call's reply is handled by Dubbo's ThreadlessExecutor on the caller's thread, not on the consumer's
+     * shared pool, and the filter puts no second timeout on the wheel next to Dubbo's own.
      */
     @Test
     void syncReplyIsHandledOnTheCallerThreadAndPutsNothingOnTheWheel() {

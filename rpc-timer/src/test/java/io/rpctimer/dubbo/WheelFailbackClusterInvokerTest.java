@@ -259,7 +259,7 @@ class WheelFailbackClusterInvokerTest {
         assertEquals(RetryEvent.Type.FAILED, events.get(events.size() - 2).type());
     }
 
-    /** Issue 11 item 3: retries are sent from the runtime's lanes; one they refuse is a failed attempt, not lost. */
+    /** Retries are sent from the runtime's lanes; one they refuse is a failed attempt, not lost. */
     @Test
     void retryTheLanesRefuseIsAFailedAttemptAndRescheduled() {
         Executor full = task -> {
@@ -365,7 +365,7 @@ class WheelFailbackClusterInvokerTest {
     }
 
     /**
-     * issue 11 #2: a provider calling on copies its incoming attachments into its outgoing calls (Dubbo's
+     * A provider calling on copies its incoming attachments into its outgoing calls (Dubbo's
      * ConsumerContextFilter without a PenetrateAttachmentSelector); an id that came in that way is not the caller's.
      */
     @Test
@@ -593,7 +593,7 @@ class WheelFailbackClusterInvokerTest {
         verify(providerA, times(1)).invoke(any());
     }
 
-    /** issue 11 #1: a provider's method declared to throw a checked I/O or timeout exception threw it. */
+    /** A provider's method declared to throw a checked I/O or timeout exception threw it. */
     @ParameterizedTest
     @CsvSource({"java.io.IOException", "java.io.FileNotFoundException", "java.util.concurrent.TimeoutException"})
     void businessIoAndTimeoutExceptionsInTheResponseReachTheCaller(String type) throws Exception {
@@ -606,7 +606,7 @@ class WheelFailbackClusterInvokerTest {
         verify(providerA, times(1)).invoke(any());
     }
 
-    /** issue 11 #1: the same on a retry's reply: the business exception ends the call, no further retry. */
+    /** The same on a retry's reply: the business exception ends the call, no further retry. */
     @Test
     void businessIoExceptionOnARetryIsNotRetriedAgain() {
         given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> AsyncRpcResult.newDefaultAsyncResult(
@@ -618,7 +618,7 @@ class WheelFailbackClusterInvokerTest {
     }
 
     /**
-     * issue 11 #6: the provider ran the method but could not encode its reply; Dubbo sends BAD_RESPONSE, which the
+     * The provider ran the method but could not encode its reply; Dubbo sends BAD_RESPONSE, which the
      * consumer only sees as a RemotingException with the codec's text.
      */
     @Test
@@ -641,7 +641,7 @@ class WheelFailbackClusterInvokerTest {
         assertTrue(timer.scheduled.isEmpty());
     }
 
-    /** issue 11 #20: a cause chain with a cycle (a -> b -> a) is walked once, not forever. */
+    /** A cause chain with a cycle (a -> b -> a) is walked once, not forever. */
     @Test
     @org.junit.jupiter.api.Timeout(value = 10, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
     void causeCycleEndsTheWalk() {
@@ -659,7 +659,7 @@ class WheelFailbackClusterInvokerTest {
 
     // ------------------------------------------------------------------ streams, generic, load balancing
 
-    /** issue 11 #8: a stream method with no provider: the caller gets the error, as in Dubbo; nothing fails back. */
+    /** A stream method with no provider: the caller gets the error, as in Dubbo; nothing fails back. */
     @ParameterizedTest
     @CsvSource({"BI_STREAM", "CLIENT_STREAM", "SERVER_STREAM"})
     void streamMethodsDoNotFailBack(org.apache.dubbo.rpc.model.MethodDescriptor.RpcType type) {
@@ -686,7 +686,7 @@ class WheelFailbackClusterInvokerTest {
                 new Class<?>[] {org.apache.dubbo.common.stream.StreamObserver.class}, new Object[] {null});
     }
 
-    /** issue 11 #10: a generic call ($invoke) is configured and reported by the method it names. */
+    /** A generic call ($invoke) is configured and reported by the method it names. */
     @Test
     void genericCallUsesTheRealMethodForPolicyAndEvents() {
         given(providerA.invoke(any())).willThrow(TIMEOUT);
@@ -716,7 +716,7 @@ class WheelFailbackClusterInvokerTest {
     }
 
     /**
-     * issue 11 #9: a retry hands the load balancer the full list, as Dubbo's failback does, and avoids the provider
+     * A retry hands the load balancer the full list, as Dubbo's failback does, and avoids the provider
      * tried last through {@code selected}: a balancer that caches per list (consistent hash) keeps its ring.
      */
     @Test
@@ -752,7 +752,7 @@ class WheelFailbackClusterInvokerTest {
     // ------------------------------------------------------------------ what a pending call keeps
 
     /**
-     * issue 11 #7: a pending call keeps no Throwable (stack trace, message with URLs), no provider invoker and no
+     * A pending call keeps no Throwable (stack trace, message with URLs), no provider invoker and no
      * profiler entry: only what the next attempt needs.
      */
     @Test
@@ -776,7 +776,7 @@ class WheelFailbackClusterInvokerTest {
     }
 
     /**
-     * Issue 15, heap per pending retry: calls that fail with the same attachments and attributes (Dubbo's own, as in
+     * Heap per pending retry: calls that fail with the same attachments and attributes (Dubbo's own, as in
      * a mass failure) share one copy of each; a call with other attachments keeps its own.
      */
     @Test
@@ -799,7 +799,7 @@ class WheelFailbackClusterInvokerTest {
         assertSame(pending.get(0).attributes(), pending.get(2).attributes());
     }
 
-    /** issue 11 #12: the pending call has its own argument array; the caller may reuse theirs. */
+    /** The pending call has its own argument array; the caller may reuse theirs. */
     @Test
     void callerReusingItsArgumentArrayDoesNotChangeTheRetry() {
         given(providerA.invoke(any())).willThrow(TIMEOUT).willAnswer(i -> ok(i.getArgument(0)));
@@ -812,7 +812,7 @@ class WheelFailbackClusterInvokerTest {
         assertEquals("world", sent.getAllValues().get(1).getArguments()[0]);
     }
 
-    /** issue 11 #11: destroying the reference hands its pending retries over at once, not when each comes due. */
+    /** Destroying the reference hands its pending retries over at once, not when each comes due. */
     @Test
     void destroyedReferenceHandsItsRetriesOverAtOnce() {
         given(providerA.invoke(any())).willThrow(TIMEOUT);
@@ -831,7 +831,7 @@ class WheelFailbackClusterInvokerTest {
     }
 
     /**
-     * issue 11 #11: what Dubbo does on ReferenceConfig.destroy(): it destroys the directory, never the cluster
+     * What Dubbo does on ReferenceConfig.destroy(): it destroys the directory, never the cluster
      * invoker. The runtime's sweep finds the reference gone and hands its retries over.
      */
     @Test
@@ -853,7 +853,7 @@ class WheelFailbackClusterInvokerTest {
     }
 
     /**
-     * issue 11 #11: the sweep is on the wheel only while a retry is pending, hands over a destroyed reference's
+     * The sweep is on the wheel only while a retry is pending, hands over a destroyed reference's
      * retries when it runs, and leaves nothing on an idle wheel.
      */
     @Test
@@ -882,7 +882,7 @@ class WheelFailbackClusterInvokerTest {
 
     // ------------------------------------------------------------------ budget and journal
 
-    /** Issue 14 #1: the budget keys make a token bucket: past its tokens, a due retry waits instead of going out. */
+    /** The budget keys make a token bucket: past its tokens, a due retry waits instead of going out. */
     @Test
     void budgetKeysHoldBackRetriesPastTheirTokens() {
         java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
@@ -946,7 +946,7 @@ class WheelFailbackClusterInvokerTest {
     }
 
     /**
-     * Issue 12: a call whose argument the reference's serialization cannot write still fails back and is retried,
+     * A call whose argument the reference's serialization cannot write still fails back and is retried,
      * in memory only, counted as unpersistable; the caller never sees the journal.
      */
     @Test
@@ -981,7 +981,7 @@ class WheelFailbackClusterInvokerTest {
 
     // ------------------------------------------------------------------ per-method config
 
-    /** issue 11 #12: Dubbo's failback maps a negative retries to its default (3), service or method level. */
+    /** Dubbo's failback maps a negative retries to its default (3), service or method level. */
     @ParameterizedTest
     @CsvSource({"retries=-1", "notify.retries=-5"})
     void negativeRetriesMeansTheDefault(String params) {
@@ -1019,7 +1019,7 @@ class WheelFailbackClusterInvokerTest {
                     + "milliseconds <= failback.maxdelay (60000))",
             "failback.jitter=2|invalid failback.jitter=2",
             "failback.retryon=,|invalid failback.retryon=,",
-            // issue 11 #12: a class name that does not resolve
+            // a class name that does not resolve fails now, not by never matching
             "failback.retryon=com.example.NoSuchException|invalid failback.retryon=com.example.NoSuchException",
             "failback.overflow=drop|invalid failback.overflow=drop",
             "sayHello.failback.delay=-5|invalid sayHello.failback.delay=-5",

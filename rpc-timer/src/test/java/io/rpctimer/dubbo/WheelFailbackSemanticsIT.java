@@ -61,7 +61,7 @@ class WheelFailbackSemanticsIT {
         return events.stream().filter(e -> e.type() == RetryEvent.Type.SCHEDULED).toList();
     }
 
-    /** issue 11 #1: as with failfast and Dubbo's failback, the caller gets the IOException; the method ran once. */
+    /** As with failfast and Dubbo's failback, the caller gets the IOException; the method ran once. */
     @Test
     void businessIoExceptionReachesTheCallerAndTheMethodRunsOnce() {
         ScriptedLedgerService ledger = new ScriptedLedgerService();
@@ -74,7 +74,7 @@ class WheelFailbackSemanticsIT {
     }
 
     /**
-     * issue 11 #6: the provider ran the method but could not serialize its reply (Dubbo's BAD_RESPONSE): a retry
+     * The provider ran the method but could not serialize its reply (Dubbo's BAD_RESPONSE): a retry
      * would run the method again and fail the same way, so the caller gets the failure and nothing is retried.
      */
     @Test
@@ -88,7 +88,7 @@ class WheelFailbackSemanticsIT {
     }
 
     /**
-     * issue 11 #2: A calls B, B calls C twice per request, all on wheelfailback. Dubbo copies B's incoming
+     * A calls B, B calls C twice per request, all on wheelfailback. Dubbo copies B's incoming
      * attachments (A's retry.id) into B's outgoing calls; C must still see two different ids.
      */
     @Test

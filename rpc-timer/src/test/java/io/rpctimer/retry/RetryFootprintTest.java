@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 11 #7: what a pending retry costs the heap beyond its arguments, with 100,000 pending on a real wheel: the
+ * What a pending retry costs the heap beyond its arguments, with 100,000 pending on a real wheel: the
  * call's state, its {@code retry.id}, its wheel timeout and its place in the reference's set. Measured from the
  * heap after full collections, so tagged {@code stress} and kept apart from the logic tests.
  */

@@ -132,7 +132,7 @@ class RetryLifecycleStressTest {
     }
 
     /**
-     * Issue 14 #1: 10,000 retries due at once behind a budget of 2,000 a second wait for tokens while the wheel keeps
+     * 10,000 retries due at once behind a budget of 2,000 a second wait for tokens while the wheel keeps
      * ticking (one timeout for all of them, not 10,000); every one is delivered, no faster than the budget allows,
      * and while they wait the wheel's tick lag stays under 50 ms. (The tick in which all 10,000 fall due at once
      * costs what it costs the wheel to hand 10,000 timeouts over; it is not the budget's, and not measured here.) (Their order is {@link BudgetGateTest}'s: the wheel itself does not

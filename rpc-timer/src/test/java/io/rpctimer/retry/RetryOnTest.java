@@ -57,7 +57,7 @@ class RetryOnTest {
                 () -> RetryOn.exceptions(List.of()));
     }
 
-    /** issue 11 #20: a cause chain with a cycle (a -> b -> a) is walked once, not forever. */
+    /** A cause chain with a cycle (a -> b -> a) is walked once, not forever. */
     @Test
     @org.junit.jupiter.api.Timeout(value = 10, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
     void causeCycleEndsTheWalk() {

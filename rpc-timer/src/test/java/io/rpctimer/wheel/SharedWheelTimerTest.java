@@ -48,7 +48,7 @@ class SharedWheelTimerTest {
     }
 
     /**
-     * issue 11 #13: the last lease released from a task of the shared timer (or a future callback on its executor)
+     * The last lease released from a task of the shared timer (or a future callback on its executor)
      * stops it, and the next acquire starts one fresh timer, not a second one next to an orphan.
      */
     @Test

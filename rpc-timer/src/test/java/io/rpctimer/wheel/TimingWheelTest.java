@@ -357,13 +357,13 @@ class TimingWheelTest {
             wheel.schedule(t -> order.add(id), 10 * (i + 1), TimeUnit.MILLISECONDS);
         }
         executor.refuseNext = 3;
-        advanceMillis(10); // #0 refused
-        advanceMillis(10); // #0 refused again, #1 queued behind it
-        advanceMillis(10); // #0 refused a third time
+        advanceMillis(10); // timeout 0 refused
+        advanceMillis(10); // timeout 0 refused again, timeout 1 queued behind it
+        advanceMillis(10); // timeout 0 refused a third time
         assertEquals(0, executor.queued.size());
         assertEquals(3, wheel.stats().deferredHandOffs());
 
-        advanceMillis(10); // executor accepts again: #0..#3 handed over in order
+        advanceMillis(10); // executor accepts again: timeouts 0..3 handed over in order
         advanceMillis(10);
         executor.runAll();
         assertEquals(List.of(0, 1, 2, 3, 4), order);
@@ -471,9 +471,9 @@ class TimingWheelTest {
         assertTrue(ran.isExpired());
     }
 
-    // ---------------------------------------------------------------- issue 11: hand-off to the executor
+    // ---------------------------------------------------------------- hand-off to the executor
 
-    /** issue 11 #14: a refused timeout is not expired: cancel() still wins and it keeps its pending slot. */
+    /** A refused timeout is not expired: cancel() still wins and it keeps its pending slot. */
     @Test
     void refusedTimeoutStaysPendingCancellableAndCountsAgainstTheLimit() {
         wheel = newWheel(512, 10);
@@ -503,7 +503,7 @@ class TimingWheelTest {
         assertFalse(due.get(1).isExpired());
     }
 
-    /** issue 11 #15: only RejectedExecutionException means "not accepted"; a pool may queue and then throw. */
+    /** Only RejectedExecutionException means "not accepted"; a pool may queue and then throw. */
     @Test
     void executorThatQueuesThenThrowsRunsTheTaskOnce() {
         AtomicInteger runs = new AtomicInteger();
@@ -523,7 +523,7 @@ class TimingWheelTest {
         assertEquals(Set.of(), wheel.drainUnprocessed());
     }
 
-    /** issue 11 #16: an executor that fails every hand-off does not flood the log from the worker. */
+    /** An executor that fails every hand-off does not flood the log from the worker. */
     @Test
     void failingExecutorIsLoggedAtAMeasuredRate() {
         executor.failEvery = new IllegalStateException("broken executor (test)");
@@ -538,7 +538,7 @@ class TimingWheelTest {
         assertTrue(log.entries.size() >= 2, "later failures are summarised, not hidden");
     }
 
-    /** issue 11 #16: the same for an executor that refuses every hand-off. */
+    /** The same for an executor that refuses every hand-off. */
     @Test
     void refusingExecutorIsLoggedAtAMeasuredRate() {
         executor.refuseNext = Integer.MAX_VALUE;
@@ -552,7 +552,7 @@ class TimingWheelTest {
         assertEquals(1_000, wheel.drainUnprocessed().size(), "refused timeouts never ran: stop() returns them");
     }
 
-    /** issue 11 #17: a throw part-way through a bucket (here the logger) loses none of the bucket. */
+    /** A throw part-way through a bucket (here the logger) loses none of the bucket. */
     @Test
     void throwMidBucketLosesNothing() {
         List<WheelTimeout> due = new ArrayList<>();
@@ -574,9 +574,9 @@ class TimingWheelTest {
         assertEquals(0, wheel.stats().pendingTimeouts());
     }
 
-    // ---------------------------------------------------------------- issue 11: time
+    // ---------------------------------------------------------------- time
 
-    /** issue 11 #18: a timeout handed over late after an early wake from a nap is reported as lag. */
+    /** A timeout handed over late after an early wake from a nap is reported as lag. */
     @Test
     void lagAfterAnEarlyWakeIsMeasuredAgainstTheDeadlineHandedOver() {
         idleUntilNapping();
@@ -590,7 +590,7 @@ class TimingWheelTest {
         assertEquals(TimeUnit.MILLISECONDS.toNanos(597 - 110), wheel.stats().maxTickLagNanos());
     }
 
-    /** issue 11 #19: a ticker that steps back does not park the worker for the whole gap, and it stays wakeable. */
+    /** A ticker that steps back does not park the worker for the whole gap, and it stays wakeable. */
     @Test
     void tickerSteppingBackParksAtMostTheMaximumNapAndIsWakeable() {
         wheel.schedule(x -> { }, 10, TimeUnit.MILLISECONDS);
@@ -607,7 +607,7 @@ class TimingWheelTest {
         assertFalse(wheel.isNapping());
     }
 
-    /** issue 11 (catch-up): after a day's pause the wheel jumps from event to event instead of walking every tick. */
+    /** Catch-up: after a day's pause the wheel jumps from event to event instead of walking every tick. */
     @Test
     void catchUpAfterALongPauseVisitsEventsNotTicks() {
         AtomicInteger runs = new AtomicInteger();

@@ -112,7 +112,7 @@ class WheelLevelsTest {
         assertTrue(jumped.tickVisits() <= walked.tickVisits());
     }
 
-    /** issue 11 (catch-up): a day's pause costs the ticks with work, not 8.64 M ticks. */
+    /** Catch-up: a day's pause costs the ticks with work, not 8.64 M ticks. */
     @Test
     void aLongAdvanceVisitsOnlyTicksWithWork() {
         WheelLevels levels = new WheelLevels(1, 512);
@@ -128,7 +128,7 @@ class WheelLevelsTest {
     }
 
     /**
-     * issue 11 #17, Caffeine's {@code advance_exception}: when the hand-over throws part-way through a bucket, the
+     * As Caffeine's {@code advance_exception}: when the hand-over throws part-way through a bucket, the
      * rest of the bucket (and the timeout that failed, still scheduled) is linked back and time is restored.
      */
     @Test

@@ -129,7 +129,7 @@ class WheelTimerTest {
         assertThrows(IllegalStateException.class, () -> timer.newTimeout(t -> { }, 1, TimeUnit.SECONDS));
     }
 
-    /** issue 11 #13: a task (an executor thread) may stop its own timer; only the worker thread may not. */
+    /** A task (an executor thread) may stop its own timer; only the worker thread may not. */
     @Test
     void stopFromATaskStopsTheTimer() throws Exception {
         Timeout far = timer.newTimeout(t -> { }, 1, TimeUnit.HOURS);

@@ -12,7 +12,7 @@ import java.util.function.Function;
 
 /**
  * Turns the runs into the result file's scenarios, ratios and target verdicts, and into markdown tables. The targets
- * (issue 6) are checked for {@code wheelfailback}, and reported for Dubbo's failback alongside:
+ * are checked for {@code wheelfailback}, and reported for Dubbo's failback alongside:
  * <ul>
  *   <li><b>0 lost silently</b>: no call ends with neither an outcome nor a delivery (DemoConsumer's {@code lost}), and
  *       every rejected call's caller got the exception;</li>

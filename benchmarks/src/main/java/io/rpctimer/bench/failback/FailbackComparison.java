@@ -16,7 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Issue 6, second half: Dubbo's built-in {@code failback} cluster against rpc-timer's {@code wheelfailback}, end to
+ * Dubbo's built-in {@code failback} cluster against rpc-timer's {@code wheelfailback}, end to
  * end over real Dubbo RPC on 127.0.0.1 with an embedded ZooKeeper. Each scenario ({@link Scenario}: (a) one provider
  * hangs, (b) both hang, (c) both fail every call, (d) async callers with a failing provider) runs twice in the same
  * JVM, Dubbo's failback first, each time on fresh components, with the same load, faults, timeout (1 s) and first
@@ -41,7 +41,7 @@ public final class FailbackComparison {
 
     /**
      * @param args {@code quick|full [outDir [scenarios]]}: the mode (default quick), the output directory (default
-     *             {@code benchmarks/results}), the scenarios ({@code all}, default, or ids such as {@code a,c})
+     *             {@code benchmarks/results/failback}), the scenarios ({@code all}, default, or ids such as {@code a,c})
      */
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "quick";
@@ -60,7 +60,7 @@ public final class FailbackComparison {
             System.exit(2);
             return;
         }
-        Path out = Path.of(args.length > 1 ? args[1] : "benchmarks/results");
+        Path out = Path.of(args.length > 1 ? args[1] : "benchmarks/results/failback");
         Files.createDirectories(out);
         String base = "failback-" + mode;
         if (System.getProperty("dubbo.application.logger") == null) {

@@ -8,7 +8,7 @@ import java.util.Locale;
 import java.util.function.Consumer;
 
 /**
- * The four scenarios of the comparison (issue 6), each with its sizes for a quick and a full run. Times of fault
+ * The four scenarios of the comparison, each with its sizes for a quick and a full run. Times of fault
  * steps are milliseconds from the first call's slot. Two providers, {@code p1} and {@code p2}; the consumer's
  * timeout is 1 s in every scenario.
  *

@@ -22,7 +22,7 @@ import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.rpc.RpcContext;
 
 /**
- * Issue 15, the happy path measured by what does not depend on other load on the machine: heap bytes allocated and
+ * The happy path measured by what does not depend on other load on the machine: heap bytes allocated and
  * CPU time per successful call, for each consumer configuration ({@link Config}), sync and async callers. The same
  * rig as {@link HappyPathComparison} (embedded ZooKeeper, two providers, one consumer per configuration, all in this
  * JVM on 127.0.0.1). Each phase makes a fixed number of calls after a warm-up; allocation and CPU are the JVM's

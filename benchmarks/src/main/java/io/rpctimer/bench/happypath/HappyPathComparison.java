@@ -21,7 +21,7 @@ import java.util.Map;
 import org.apache.dubbo.config.ReferenceConfig;
 
 /**
- * Issue 15, the happy path: what each consumer configuration ({@link Config}: Dubbo's {@code failover} and
+ * The happy path: what each consumer configuration ({@link Config}: Dubbo's {@code failover} and
  * {@code failback}, {@code wheelfailback}, {@code wheelfailback} + {@code timeoutcheck=true}) costs on calls that
  * succeed. Real Dubbo RPC on 127.0.0.1: an embedded ZooKeeper, two {@link DemoProvider}s without faults, and one
  * consumer per configuration (each its own Dubbo framework and connections), all started once. The providers'
@@ -106,7 +106,7 @@ public final class HappyPathComparison {
             System.exit(2);
             return;
         }
-        Path out = Path.of(parsed.positional(1, "benchmarks/results"));
+        Path out = Path.of(parsed.positional(1, "benchmarks/results/happypath"));
         Files.createDirectories(out);
         if (System.getProperty("dubbo.application.logger") == null) {
             System.setProperty("dubbo.application.logger", "slf4j"); // else Dubbo probes log4j first

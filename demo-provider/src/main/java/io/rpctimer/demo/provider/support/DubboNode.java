@@ -45,7 +45,7 @@ import java.util.regex.Pattern;
  * <h3>Lifecycle</h3>
  * {@link #create} builds the models; configure, then {@link #start()}; {@link #close()} stops the application and
  * destroys the framework (its protocol servers and client connections). A provider's port is released about 0.1 to
- * 0.5 s after {@code close()} returns (spike pitfall P11).
+ * 0.5 s after {@code close()} returns.
  *
  * <h3>JVM shutdown hooks</h3>
  * Dubbo registers one JVM shutdown hook per application. A program that stops nodes and a ZooKeeper in its own hook
@@ -82,7 +82,7 @@ public final class DubboNode implements AutoCloseable {
         this.registryAddress = registryAddress;
         this.framework = new FrameworkModel();
         // NOT newApplication(): new FrameworkModel() already made a default application, and with a second one,
-        // stopping ours would leave the framework (and its protocol servers) alive (spike finding 3).
+        // stopping ours would leave the framework (and its protocol servers) alive.
         this.application = framework.defaultApplication();
         this.bootstrap = DubboBootstrap.getInstance(application);
         properties.put("dubbo.application.migration.step", "FORCE_INTERFACE");
@@ -227,7 +227,7 @@ public final class DubboNode implements AutoCloseable {
         RegistryConfig config = new RegistryConfig(registryAddress);
         config.setUseAsConfigCenter(false);
         config.setUseAsMetadataCenter(false);
-        // ZookeeperRegistry otherwise SLEEPS 5 s between address notifications (spike pitfall P10)
+        // ZookeeperRegistry otherwise SLEEPS 5 s between address notifications
         config.setParameters(new HashMap<>(Map.of("delay-notification", "0")));
         return config;
     }

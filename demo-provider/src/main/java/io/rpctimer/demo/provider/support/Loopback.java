@@ -11,7 +11,7 @@ import java.net.InetAddress;
  * <p>Dubbo 3.3.6 treats every {@code 127.*} host as "invalid" ({@code NetUtils.isInvalidLocalHost}) and replaces it with
  * {@code NetUtils.getLocalHost()}, the first non-loopback interface: a consumer asked for {@code dubbo://127.0.0.1:p}
  * connects to {@code <nic>:p}, and a provider with protocol host 127.0.0.1 registers {@code <nic>}. {@link #force()}
- * pre-seeds NetUtils' two private caches so that {@code getLocalHost()} answers 127.0.0.1 everywhere (spike pitfall P1).
+ * pre-seeds NetUtils' two private caches so that {@code getLocalHost()} answers 127.0.0.1 everywhere.
  * Providers still bind 0.0.0.0: Dubbo maps an "invalid" bind host to the wildcard address.
  *
  * <p>Call it before the first Dubbo bootstrap in the JVM; {@link DubboNode} does so in its static initializer.
