@@ -16,20 +16,24 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
 import org.apache.dubbo.rpc.model.FrameworkModel;
 
 /**
- * The read-only QoS command {@code failback} ({@code META-INF/dubbo/org.apache.dubbo.qos.api.BaseCommand}).
+ * The QoS command {@code failback} ({@code META-INF/dubbo/org.apache.dubbo.qos.api.BaseCommand}).
  * {@code failback} lists, for each application of this Dubbo framework with a {@code wheelfailback} reference, its
  * counters and journal, then per reference its pending retries, oldest pending age, budget and counters, then the
- * shared wheel's stats. {@code failback <retry.id>} shows that call's recorded steps.
+ * shared wheel's stats. {@code failback <retry.id>} shows that call's recorded steps. {@code failback dead ...},
+ * {@code failback replay ...} and {@code failback purge ...} list and act on dead letters ({@link DeadLetterCommand}).
  *
  * <p>Permission: Dubbo checks a command's level from its {@link Cmd} annotation alone, before it sees the
  * arguments, so the annotation says {@code PUBLIC} (the overview shows counts and service names only) and the
- * one-call form checks {@code PROTECTED} itself, with the same {@link PermissionChecker} Dubbo uses: a call's history
- * names providers and carries failure messages.
+ * one-call form and the dead-letter forms check {@code PROTECTED} themselves, with the same {@link PermissionChecker}
+ * Dubbo uses: a call's history and a dead letter name providers and carry failure messages, and replay and purge
+ * change what the application keeps.
  *
  * <p><b>Threading:</b> stateless apart from the framework it reports on; thread-safe.
  */
 @Cmd(name = "failback", summary = "wheelfailback: pending retries per application and reference, the wheel;"
-        + " 'failback <retry.id>' shows one call's history", example = {"failback", "failback 3f2a-0001"},
+        + " 'failback <retry.id>' shows one call's history; 'failback dead|replay|purge ...' acts on dead letters",
+        example = {"failback", "failback 3f2a-0001", "failback dead service=com.example.Orders older=1h",
+            "failback replay all rate=50", "failback purge older=7d"},
         requiredPermissionLevel = PermissionLevel.PUBLIC)
 public final class FailbackCommand implements BaseCommand {
 
@@ -44,6 +48,11 @@ public final class FailbackCommand implements BaseCommand {
         List<RetryLifecycle> lifecycles = lifecycles();
         if (args == null || args.length == 0) {
             return FailbackReport.overview(lifecycles, WheelFailback.wheelStats());
+        }
+        if (DeadLetterCommand.handles(args)) {
+            DeadLetterCommand.Answer answer = DeadLetterCommand.run(args, lifecycles, mayReadHistory(context));
+            context.setHttpCode(answer.httpCode());
+            return answer.text();
         }
         if (args.length > 1) {
             return "usage: failback [retry.id] (got " + args.length + " arguments)";
