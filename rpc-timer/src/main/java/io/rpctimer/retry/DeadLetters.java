@@ -106,6 +106,7 @@ public final class DeadLetters {
         if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
             throw new IllegalArgumentException("pageSize: " + pageSize + " (expected: 1 to " + MAX_PAGE_SIZE + ")");
         }
+        trimMemory();
         return store.list(application, filter, page, pageSize);
     }
 
@@ -117,6 +118,7 @@ public final class DeadLetters {
      * @throws RetryJournalException     if the store failed
      */
     public List<DeadLetterDetail> show(String retryId) throws RetryJournalException {
+        trimMemory();
         DeadLetterPage found = store.list(application, DeadLetterFilter.retryId(retryId), 1, MAX_PAGE_SIZE);
         if (found.letters().isEmpty()) {
             throw new NoSuchDeadLetterException(application, retryId);
@@ -136,6 +138,7 @@ public final class DeadLetters {
      */
     public ReplayResult replay(DeadLetterFilter filter) throws RetryJournalException {
         requireFilter(filter);
+        trimMemory();
         return new DeadLetterReplay(this, filter, 0).run();
     }
 
@@ -158,6 +161,7 @@ public final class DeadLetters {
             throw new IllegalArgumentException("perSecond: " + perSecond + " (expected: > 0 and <= "
                     + (long) MAX_PER_SECOND + " replays per second)");
         }
+        trimMemory();
         return new DeadLetterReplay(this, filter, perSecond).run();
     }
 
@@ -171,6 +175,7 @@ public final class DeadLetters {
      */
     public long purge(DeadLetterFilter filter) throws RetryJournalException {
         requireFilter(filter);
+        trimMemory();
         long n = store.purge(application, filter);
         if (n == 0 && filter.retryId() != null) {
             throw new NoSuchDeadLetterException(application, filter.retryId());
@@ -257,6 +262,13 @@ public final class DeadLetters {
                 how.failureClass(), how.lastProvider(), -1);
         buried.increment();
         bounded(memory.add(letter, call.payload(), policy.retention().toMillis(), policy.max()));
+    }
+
+    /** Dead letters in memory past the retention go before anyone reads them: no timer trims them. */
+    private void trimMemory() {
+        if (memory != null) {
+            bounded(memory.trim(application, policy.retention().toMillis(), policy.max()));
+        }
     }
 
     private void notKept(CallKey key, String why) {

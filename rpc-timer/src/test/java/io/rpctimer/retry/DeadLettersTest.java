@@ -202,6 +202,16 @@ class DeadLettersTest {
     }
 
     @Test
+    void deadLettersInMemoryPastTheRetentionAreGoneBeforeTheyAreRead() throws Exception {
+        LifecycleRig rig = abandoned(2, SMALL);
+        rig.clockMillis.addAndGet(TimeUnit.MINUTES.toMillis(2));
+
+        assertEquals(0, dead(rig).list(DeadLetterFilter.all(), 1, 20).total());
+        assertEquals(2, dead(rig).stats().expired());
+        assertEquals(0, dead(rig).stats().dead());
+    }
+
+    @Test
     void filtersMatchServiceMethodFailureAndAgeAndPagesAreNewestFirst() throws Exception {
         LifecycleRig rig = abandoned(5, DeadLetterPolicy.defaults());
         DeadLetters dead = dead(rig);
