@@ -14,6 +14,9 @@
 #   benchmarks/run.sh quick|full timer|failback|happypath|massfailure    # one part only
 #   benchmarks/run.sh full timer --jdk /usr/lib/jvm/temurin-25-jdk-amd64 # the timer part on another JDK: its JMH
 #                                          # forks and harness JVMs run on it too; files timer-full-jdk25.*
+#   benchmarks/run.sh full timer --cases scheduleCancel [--forks 8]
+#                                          # some timer cases only (scheduleCancel,fireAll,memory,lateness,idleCpu),
+#                                          # and other JMH forks than the mode's (full: 5)
 #   benchmarks/run.sh full massfailure --label journal --param key=value [--param ...]
 #                                          # extra consumer reference parameters (a durable store, a retry budget)
 #                                          # for the mass-failure runs; files massfailure-full-<label>.*;
@@ -22,13 +25,13 @@
 #                                          # pools the rounds of several happypath runs of the same code and judges
 #                                          # the targets on all of them, each with its 95% bootstrap interval
 #
-# Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 21 min (the same on --jdk),
+# Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 32 min (its case 1 alone: 4 / 26) (the same on --jdk),
 # failback 2 / 3 min, happypath 7 / 15 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster).
 #
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
 # record how much CPU other processes used, but on two cores anything else running skews the numbers.
 set -euo pipefail
-usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure] [--jdk <java home>] [--label name] [--clusters list] [--param key=value]..."
+usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure] [--jdk <java home>] [--cases list] [--forks n] [--label name] [--clusters list] [--param key=value]..."
 mode="${1:-quick}"
 part="${2:-all}"
 shift $(( $# < 2 ? $# : 2 ))
@@ -36,6 +39,7 @@ case "$mode" in quick|full) ;; *) echo "$usage" >&2; exit 2 ;; esac
 case "$part" in all|timer|failback|happypath|massfailure) ;; *) echo "$usage" >&2; exit 2 ;; esac
 java=java
 jvm_label=""
+timer_props=()
 mf_label=""
 params=()
 while [ $# -gt 0 ]; do
@@ -46,6 +50,16 @@ while [ $# -gt 0 ]; do
             java="$2/bin/java"
             feature=$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
             jvm_label="jdk$feature"
+            shift 2 ;;
+        --cases)
+            [[ "${2:-}" =~ ^[A-Za-z,]+$ ]] || { echo "--cases: '${2:-}' (expected: a comma-separated list of timer cases)" >&2; exit 2; }
+            [ "$part" = timer ] || { echo "--cases: applies to the timer part only (got part '$part')" >&2; exit 2; }
+            timer_props+=("-Dbench.cases=$2")
+            shift 2 ;;
+        --forks)
+            [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "--forks: '${2:-}' (expected: a number > 0)" >&2; exit 2; }
+            [ "$part" = timer ] || { echo "--forks: applies to the timer part only (got part '$part')" >&2; exit 2; }
+            timer_props+=("-Dbench.forks=$2")
             shift 2 ;;
         --label)
             [ $# -ge 2 ] || { echo "--label: missing (expected: a name for the result files)" >&2; exit 2; }
@@ -82,8 +96,12 @@ status=0
 wants() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 if wants timer; then
     suffix=${jvm_label:+-$jvm_label}
+    for p in ${timer_props[@]+"${timer_props[@]}"}; do
+        case "$p" in -Dbench.cases=*) suffix="$suffix-${p#-Dbench.cases=}"; suffix=${suffix//,/+} ;; esac
+    done
     # BENCH_JMH_HEAP replaces every JMH fork's heap flags (default: -Xms4g -Xmx4g -XX:+AlwaysPreTouch)
-    "$java" -Xmx1g "${props[@]}" -Dbench.jvmLabel="$jvm_label" ${BENCH_JMH_HEAP:+"-Dbench.jmhHeap=$BENCH_JMH_HEAP"} \
+    "$java" -Xmx1g "${props[@]}" ${timer_props[@]+"${timer_props[@]}"} -Dbench.jvmLabel="$jvm_label" \
+        ${BENCH_JMH_HEAP:+"-Dbench.jmhHeap=$BENCH_JMH_HEAP"} \
         -cp "$jar" io.rpctimer.bench.timer.TimerBenchRunner "$mode" "$out" \
         2>&1 | tee "$out/timer-$mode$suffix.log" || status=1
 fi

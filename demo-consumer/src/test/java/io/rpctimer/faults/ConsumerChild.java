@@ -54,7 +54,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class ConsumerChild {
 
     /** Starts every protocol line. */
-    static final String PREFIX = "@@ ";
+    public static final String PREFIX = "@@ ";
     private static final int CALLER_THREADS = 8;
 
     private final PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true,

@@ -35,7 +35,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Threading:</b> one reader thread per process fills the state; the accessors are thread-safe.
  */
-final class ConsumerProcess implements AutoCloseable {
+public final class ConsumerProcess implements AutoCloseable {
 
     private final String name;
     private final Process process;
@@ -70,15 +70,31 @@ final class ConsumerProcess implements AutoCloseable {
      */
     static ConsumerProcess start(String name, String registry, String application, int calls, String prefix,
                                  Map<String, String> parameters) throws IOException {
+        List<String> args = new ArrayList<>(List.of(registry, application, String.valueOf(calls), prefix));
+        parameters.forEach((k, v) -> args.add(k + "=" + v));
+        return launch(name, ConsumerChild.class.getName(), args, Map.of());
+    }
+
+    /**
+     * Starts a child JVM that speaks the {@link ConsumerChild#PREFIX} line protocol on stdout (at least
+     * {@code READY}; {@code STATS key=value ...} lines are kept for {@link #stat}).
+     *
+     * @param name        for logs and thread names, unique in the test
+     * @param mainClass   the child's main class, on the test's class path
+     * @param args        its arguments
+     * @param environment added to the child's environment (e.g. {@code LD_PRELOAD} of a clock shifter)
+     */
+    public static ConsumerProcess launch(String name, String mainClass, List<String> args,
+                                         Map<String, String> environment) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-XX:+UseSerialGC", "-Ddubbo.application.logger=slf4j",
-                "-cp", System.getProperty("java.class.path"), ConsumerChild.class.getName(),
-                registry, application, String.valueOf(calls), prefix));
-        parameters.forEach((k, v) -> cmd.add(k + "=" + v));
+                "-cp", System.getProperty("java.class.path"), mainClass));
+        cmd.addAll(args);
         Path logs = Path.of(System.getProperty("basedir", "."), "target", "consumer-children");
         Files.createDirectories(logs);
-        Process p = new ProcessBuilder(cmd).redirectError(logs.resolve(name + ".log").toFile()).start();
-        return new ConsumerProcess(name, p, logs.resolve(name + ".out"));
+        ProcessBuilder builder = new ProcessBuilder(cmd).redirectError(logs.resolve(name + ".log").toFile());
+        builder.environment().putAll(environment);
+        return new ConsumerProcess(name, builder.start(), logs.resolve(name + ".out"));
     }
 
     private void read() {
@@ -128,11 +144,34 @@ final class ConsumerProcess implements AutoCloseable {
      * @return the line
      * @throws AssertionError if the process ended or {@code max} passed without it, with its last lines
      */
-    String awaitLine(String start, Duration max) {
+    public String awaitLine(String start, Duration max) {
         await().atMost(max).pollInterval(Duration.ofMillis(50))
                 .failFast(() -> find(start) == null && !process.isAlive() && !reader.isAlive())
                 .until(() -> find(start) != null);
         return find(start);
+    }
+
+    /**
+     * Writes {@code command} to the child's stdin and waits for the first line starting with {@code answer} that the
+     * child printed after it.
+     *
+     * @return the line
+     * @throws AssertionError if the process ended or {@code max} passed without it
+     */
+    public String ask(String command, String answer, Duration max) throws IOException {
+        int from;
+        synchronized (this) {
+            from = lines.size();
+        }
+        command(command);
+        await().atMost(max).pollInterval(Duration.ofMillis(50))
+                .failFast(() -> !process.isAlive() && !reader.isAlive() && findFrom(answer, from) == null)
+                .until(() -> findFrom(answer, from) != null);
+        return findFrom(answer, from);
+    }
+
+    private synchronized String findFrom(String start, int from) {
+        return lines.subList(from, lines.size()).stream().filter(l -> l.startsWith(start)).findFirst().orElse(null);
     }
 
     private synchronized String find(String start) {
@@ -144,13 +183,13 @@ final class ConsumerProcess implements AutoCloseable {
      * {@code Process.destroyForcibly()} sends the same signal but also closes our end of the pipes, losing what the
      * process wrote and we had not read yet.
      */
-    void kill() throws InterruptedException {
+    public void kill() throws InterruptedException {
         process.toHandle().destroyForcibly();
         ended();
     }
 
     /** SIGTERM: the child destroys its Dubbo application (pending retries HANDED_OVER) and exits. */
-    void stop() throws InterruptedException {
+    public void stop() throws InterruptedException {
         process.toHandle().destroy();
         ended();
     }
@@ -164,7 +203,7 @@ final class ConsumerProcess implements AutoCloseable {
     }
 
     /** @return the exit value; only once ended */
-    int exitValue() {
+    public int exitValue() {
         return process.exitValue();
     }
 
@@ -182,7 +221,7 @@ final class ConsumerProcess implements AutoCloseable {
     }
 
     /** Writes one command line to the process's stdin ({@code send <n> <prefix>}, {@code stop}). */
-    void command(String line) throws IOException {
+    public void command(String line) throws IOException {
         process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
         process.getOutputStream().flush();
     }
@@ -211,7 +250,7 @@ final class ConsumerProcess implements AutoCloseable {
     }
 
     /** @return the value of {@code key} in the last STATS line; 0 for a missing key */
-    synchronized long stat(String key) {
+    public synchronized long stat(String key) {
         return stats.getOrDefault(key, 0L);
     }
 
@@ -224,8 +263,33 @@ final class ConsumerProcess implements AutoCloseable {
     }
 
     /** @return the last {@code n} lines, for failure messages */
-    synchronized List<String> tail(int n) {
+    public synchronized List<String> tail(int n) {
         return List.copyOf(lines.subList(Math.max(0, lines.size() - n), lines.size()));
+    }
+
+    /** @return the child's process id */
+    public long pid() {
+        return process.pid();
+    }
+
+    /** @return whether the child runs (a stopped, SIGSTOP-ed child counts as running) */
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /**
+     * Sends a signal with {@code kill}, e.g. {@code STOP} (the child freezes: no thread runs, its sockets stay open)
+     * or {@code CONT}; the JDK has no API for either.
+     *
+     * @throws IllegalStateException if {@code kill} fails
+     */
+    public void signal(String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(process.pid()))
+                .redirectErrorStream(true).start();
+        String said = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (kill.waitFor() != 0) {
+            throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed: " + said);
+        }
     }
 
     @Override

@@ -33,7 +33,7 @@ import org.apache.zookeeper.util.ServiceUtils;
  *
  * <p><b>Threading:</b> use from the test thread.
  */
-final class ZooKeeperRig implements Closeable {
+public final class ZooKeeperRig implements Closeable {
 
     private static final String HOST = "127.0.0.1";
     private static final int TICK_MILLIS = 1000;
@@ -60,7 +60,7 @@ final class ZooKeeperRig implements Closeable {
     }
 
     /** Starts one server and waits until it serves. */
-    static ZooKeeperRig single() throws Exception {
+    public static ZooKeeperRig single() throws Exception {
         InstanceSpec spec = new InstanceSpec(null, port(), port(), port(), true, -1, TICK_MILLIS, -1,
                 Map.of("clientPortAddress", HOST), HOST);
         return new ZooKeeperRig(new TestingServer(spec, true), null);
@@ -83,7 +83,7 @@ final class ZooKeeperRig implements Closeable {
     }
 
     /** @return e.g. {@code zookeeper://127.0.0.1:p1?backup=127.0.0.1:p2,127.0.0.1:p3}, for Dubbo */
-    String registryAddress() {
+    public String registryAddress() {
         if (server != null) {
             return "zookeeper://" + HOST + ":" + server.getPort();
         }

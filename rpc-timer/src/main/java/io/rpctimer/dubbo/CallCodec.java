@@ -18,7 +18,6 @@ import org.apache.dubbo.common.serialize.ObjectOutput;
 import org.apache.dubbo.common.serialize.Serialization;
 import org.apache.dubbo.common.utils.ReflectUtils;
 import org.apache.dubbo.remoting.transport.CodecSupport;
-import org.apache.dubbo.remoting.utils.UrlUtils;
 import org.apache.dubbo.rpc.Constants;
 import org.apache.dubbo.rpc.RpcInvocation;
 import org.apache.dubbo.rpc.model.ConsumerModel;
@@ -27,9 +26,9 @@ import org.apache.dubbo.rpc.model.ServiceModel;
 /**
  * Turns a failed call of one reference into the journal's payload and back, with the reference's own Dubbo
  * serialization, picked as Dubbo's codec picks it ({@link CodecSupport#getSerialization(URL)}): the consumer URL's
- * {@code prefer.serialization}, else its {@code serialization}, else Dubbo's default ({@code hessian2}, or the
- * {@code DUBBO_DEFAULT_SERIALIZATION} system property or environment variable). So what is persisted is what already
- * crosses the wire.
+ * {@code prefer.serialization} (Dubbo 3.2 and later), else its {@code serialization}, else Dubbo's default
+ * ({@code hessian2}, or the {@code DUBBO_DEFAULT_SERIALIZATION} system property or environment variable). So what is
+ * persisted is what already crosses the wire.
  *
  * <p>Payload: a format byte, the serialization's name, then, written by that serialization, the method as invoked,
  * the parameter types (JVM descriptors), the arguments and the attachments. A decoded call is rebuilt as Dubbo's
@@ -53,7 +52,7 @@ final class CallCodec {
     /** @param url the reference's consumer URL */
     CallCodec(URL url) {
         this.url = url;
-        this.serializationName = UrlUtils.serializationOrDefault(url);
+        this.serializationName = DubboCompat.serializationName(url);
         this.serialization = CodecSupport.getSerialization(url);
     }
 

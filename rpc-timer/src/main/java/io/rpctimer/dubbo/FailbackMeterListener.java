@@ -6,6 +6,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.dubbo.common.deploy.ApplicationDeployListener;
+import org.apache.dubbo.common.logger.Logger;
+import org.apache.dubbo.common.logger.LoggerFactory;
 import org.apache.dubbo.common.utils.ClassUtils;
 import org.apache.dubbo.rpc.model.ApplicationModel;
 
@@ -15,8 +17,10 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  * {@link ApplicationDeployListener} ({@code META-INF/dubbo/org.apache.dubbo.common.deploy.ApplicationDeployListener}),
  * so Dubbo makes one per application.
  *
- * <p>The meters are bound when the application initializes (its metrics configuration, which picks the registry, is
- * loaded by then), before any of its references exists, and removed when it stops. One {@link RetryListener} added
+ * <p>The meters are bound when the application initializes, or, if it has no name yet then (its configuration comes
+ * from properties), when it starts; either way before any of its references exists. They are removed when it stops.
+ * Dubbo 3.1 has no such registry (nor the initialize event): there, with Micrometer on the classpath, the meters are
+ * off and one INFO line says why. One {@link RetryListener} added
  * to {@link WheelFailback} routes every retry event to the meters of the event's application, so no event is missed
  * whenever a reference is created. Applications are told apart by name, as Dubbo's own meters tell them apart.
  *
@@ -28,9 +32,14 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  */
 public final class FailbackMeterListener implements ApplicationDeployListener {
 
+    private static final Logger LOG = LoggerFactory.getLogger(FailbackMeterListener.class);
+    private static final String MICROMETER = "io.micrometer.core.instrument.MeterRegistry";
+    /** Dubbo's holder of each application's registry, since Dubbo 3.2. */
+    private static final String DUBBO_REGISTRY = "org.apache.dubbo.metrics.MetricsGlobalRegistry";
     /** Classes that must be present for the meters: Micrometer's registry, and Dubbo's holder of it. */
-    static final String[] REQUIRED_CLASSES = {
-        "io.micrometer.core.instrument.MeterRegistry", "org.apache.dubbo.metrics.MetricsGlobalRegistry"};
+    static final String[] REQUIRED_CLASSES = {MICROMETER, DUBBO_REGISTRY};
+    /** Whether the INFO line "meters are off on this Dubbo" was logged (once per JVM). */
+    private static final AtomicBoolean TOLD_OFF = new AtomicBoolean();
 
     /** The meters of one application; implemented by the Micrometer-facing class. */
     interface Binding {
@@ -53,17 +62,43 @@ public final class FailbackMeterListener implements ApplicationDeployListener {
     /** @return whether Micrometer and Dubbo's metrics support can be loaded from rpc-timer's class loader */
     public static boolean micrometerPresent() {
         for (String name : REQUIRED_CLASSES) {
-            if (!ClassUtils.isPresent(name, FailbackMeterListener.class.getClassLoader())) {
+            if (!present(name)) {
                 return false;
             }
         }
         return true;
     }
 
+    private static boolean present(String className) {
+        return ClassUtils.isPresent(className, FailbackMeterListener.class.getClassLoader());
+    }
+
+    /** As {@link #micrometerPresent()}; says once why the meters are off when only Dubbo's registry is missing. */
+    private static boolean metersAvailable() {
+        if (micrometerPresent()) {
+            return true;
+        }
+        if (present(MICROMETER) && TOLD_OFF.compareAndSet(false, true)) {
+            LOG.info("rpc-timer: the wheelfailback meters are off: Dubbo " + DubboSupport.version() + " has no "
+                    + DUBBO_REGISTRY + " (Dubbo 3.2 and later have one); the QoS command failback still reports");
+        }
+        return false;
+    }
+
     @Override
     public synchronized void onInitialize(ApplicationModel app) {
+        bind(app);
+    }
+
+    /**
+     * Binds the meters once the application has a name. Dubbo calls {@link #onInitialize} before it loads the
+     * application's configuration, so an application configured by properties (Spring Boot's {@code
+     * dubbo.application.name}) is named only by {@link #onStarting}, which still comes before its references exist.
+     * Guarded by this.
+     */
+    private void bind(ApplicationModel app) {
         String name = app.tryGetApplicationName();
-        if (binding != null || name == null || !micrometerPresent()) {
+        if (binding != null || name == null || !metersAvailable()) {
             return; // Dubbo's internal application has no name and no wheelfailback reference
         }
         binding = FailbackMicrometer.bind(app, name);
@@ -71,6 +106,11 @@ public final class FailbackMeterListener implements ApplicationDeployListener {
         if (ROUTING.compareAndSet(false, true)) {
             WheelFailback.addListener(FailbackMeterListener::route);
         }
+    }
+
+    /** @return whether the meters of {@code application} are bound (tests) */
+    static boolean bound(String application) {
+        return BY_APPLICATION.containsKey(application);
     }
 
     private static void route(RetryEvent event) {
@@ -81,8 +121,8 @@ public final class FailbackMeterListener implements ApplicationDeployListener {
     }
 
     @Override
-    public void onStarting(ApplicationModel app) {
-        // bound at onInitialize
+    public synchronized void onStarting(ApplicationModel app) {
+        bind(app); // if its name was not known at onInitialize, or on Dubbo 3.1, which has no onInitialize
     }
 
     @Override

@@ -6,7 +6,6 @@ import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Predicate;
-import org.apache.dubbo.common.serialize.SerializationException;
 import org.apache.dubbo.remoting.RemotingException;
 import org.apache.dubbo.remoting.transport.ExceedPayloadLimitException;
 import org.apache.dubbo.rpc.RpcException;
@@ -71,7 +70,7 @@ final class Failures {
 
     /** @return whether sending the same request again cannot succeed: too large, not serializable, or not encodable */
     private static boolean cannotSucceed(Throwable t) {
-        return anyCause(t, c -> c instanceof ExceedPayloadLimitException || c instanceof SerializationException
+        return anyCause(t, c -> c instanceof ExceedPayloadLimitException || DubboCompat.isSerializationException(c)
                 || (c instanceof RpcException e && e.isSerialization()) || isBadResponse(c));
     }
 

@@ -18,7 +18,8 @@ import org.apache.dubbo.rpc.RpcServiceContext;
  * invoked list (tracing) and, when Dubbo's simple profiler is on, a profiler entry naming the target address. Dubbo
  * resolves that socket address and builds that message anew on every call (two allocations a call that do not depend
  * on the call); here both are made once per provider address whose host is an IP literal, the only kind that always
- * resolves to the same address. Other hosts are resolved on every call, as Dubbo does.
+ * resolves to the same address. Other hosts are resolved on every call, as Dubbo does. Dubbo 3.1 keeps no invoked
+ * list ({@link DubboCompat}).
  *
  * <p><b>Threading:</b> thread-safe; one instance per cluster invoker. At most {@value #MAX_PROVIDERS} addresses are
  * kept; past that the cache starts over.
@@ -43,7 +44,7 @@ final class FirstAttemptContext {
             if (ProfilerSwitch.isEnableSimpleProfiler()) {
                 InvocationProfilerUtils.enterProfiler(invocation, remote.profilerMessage());
             }
-            invocation.addInvokedInvoker(invoker);
+            DubboCompat.addInvokedInvoker(invocation, invoker);
             context.setRemoteAddress(remote.socket());
             context.setRemoteApplicationName(invoker.getUrl().getRemoteApplication());
             return invoker.invoke(invocation);

@@ -8,8 +8,6 @@ import java.util.function.LongFunction;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.constants.CommonConstants;
 import org.apache.dubbo.common.extension.Activate;
-import org.apache.dubbo.common.resource.Disposable;
-import org.apache.dubbo.common.threadpool.manager.ExecutorRepository;
 import org.apache.dubbo.rpc.AsyncRpcResult;
 import org.apache.dubbo.rpc.Filter;
 import org.apache.dubbo.rpc.InvokeMode;
@@ -36,11 +34,13 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * what a sync caller relies on (its RpcContext, the reply handled on its own thread by Dubbo's ThreadlessExecutor,
  * one timer per call).
  *
+ * <p>On a Dubbo line rpc-timer does not support, activating the filter fails with {@link DubboSupport}'s message.
+ *
  * <p><b>Threading:</b> thread-safe. Dubbo keeps one instance per module; it borrows the shared wheel on first use
- * and gives it back when the module is destroyed. Calls after that go out unwatched.
+ * and gives it back when the module is destroyed ({@link ScopeCleanUp}). Calls after that go out unwatched.
  */
 @Activate(group = CommonConstants.CONSUMER, value = TimeoutCheckFilter.KEY)
-public class TimeoutCheckFilter implements Filter, Disposable {
+public class TimeoutCheckFilter implements Filter {
 
     /** The URL parameter that switches the filter on, per reference or per method. */
     public static final String KEY = "timeoutcheck";
@@ -72,6 +72,11 @@ public class TimeoutCheckFilter implements Filter, Disposable {
     private boolean destroyed; // guarded by this
     private volatile FutureTimeoutChecker checker; // written under this
 
+    /** @throws IllegalStateException on a Dubbo line rpc-timer does not support */
+    public TimeoutCheckFilter() {
+        DubboSupport.require("filter " + KEY);
+    }
+
     @Override
     public Result invoke(Invoker<?> invoker, Invocation invocation) throws RpcException {
         URL url = invoker.getUrl();
@@ -85,16 +90,28 @@ public class TimeoutCheckFilter implements Filter, Disposable {
         }
         // read before invoking: an async AsyncRpcResult clears the caller's RpcContext. A call's own timeout
         // attachment wins over the URL's, as in RpcUtils.getTimeout, which reads them in this order
-        RpcContext context = RpcContext.getClientAttachment();
-        long timeoutMillis = context.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
-                || invocation.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
-                ? RpcUtils.getTimeout(url, method, context, invocation, CommonConstants.DEFAULT_TIMEOUT)
-                : setting.timeoutMillis();
+        long timeoutMillis = CallTimeout.millis(url, method, invocation, setting.timeoutMillis());
         Result result = invoker.invoke(invocation);
         if (timeoutMillis > 0 && result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone()) {
             watch(async, url, invocation, setting.onTimeout(), timeoutMillis);
         }
         return result;
+    }
+
+    /**
+     * A call's own timeout attachment, else the URL's. Apart from the filter so that verifying the filter's class never
+     * loads Dubbo 3's {@code RpcContextAttachment}: Dubbo 2.7 must be able to load the filter for it to report that
+     * the line is unsupported.
+     */
+    private static final class CallTimeout {
+
+        static long millis(URL url, String method, Invocation invocation, long fromUrl) {
+            RpcContext context = RpcContext.getClientAttachment();
+            return context.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
+                    || invocation.getObjectAttachment(CommonConstants.TIMEOUT_KEY) != null
+                    ? RpcUtils.getTimeout(url, method, context, invocation, CommonConstants.DEFAULT_TIMEOUT)
+                    : fromUrl;
+        }
     }
 
     /**
@@ -139,7 +156,7 @@ public class TimeoutCheckFilter implements Filter, Disposable {
      */
     private void watch(AsyncRpcResult async, URL url, Invocation invocation, LongFunction<RpcException> onTimeout,
                        long timeoutMillis) {
-        FutureTimeoutChecker c = checker();
+        FutureTimeoutChecker c = checker(url);
         if (c == null) {
             return; // destroyed: Dubbo's own timeout still ends the call
         }
@@ -164,17 +181,23 @@ public class TimeoutCheckFilter implements Filter, Disposable {
      */
     private static Executor callbackExecutor(AsyncRpcResult async, URL url) {
         Executor executor = async.getExecutor();
-        return executor != null ? executor
-                : ExecutorRepository.getInstance(url.getOrDefaultApplicationModel()).getExecutor(url);
+        return executor != null ? executor : DubboCompat.consumerExecutor(url);
     }
 
-    private FutureTimeoutChecker checker() {
+    /** @param url the first call's URL: the module it belongs to gives the wheel back when it is destroyed */
+    private FutureTimeoutChecker checker(URL url) {
         FutureTimeoutChecker c = checker;
         if (c != null) {
             return c;
         }
         synchronized (this) {
             if (checker == null && !destroyed) {
+                try {
+                    ScopeCleanUp.withModule(url, this::destroy);
+                } catch (IllegalStateException moduleDestroyed) {
+                    destroyed = true;
+                    return null;
+                }
                 lease = SharedWheelTimer.acquire();
                 checker = new FutureTimeoutChecker(lease.timer());
             }
@@ -182,7 +205,7 @@ public class TimeoutCheckFilter implements Filter, Disposable {
         }
     }
 
-    @Override
+    /** Gives the wheel back; calls from now on go out unwatched. Idempotent. */
     public synchronized void destroy() {
         destroyed = true;
         checker = null;

@@ -1,6 +1,5 @@
 package io.rpctimer.dubbo;
 
-import org.apache.dubbo.common.resource.Disposable;
 import org.apache.dubbo.rpc.RpcException;
 import org.apache.dubbo.rpc.cluster.Directory;
 import org.apache.dubbo.rpc.cluster.support.AbstractClusterInvoker;
@@ -11,14 +10,17 @@ import org.apache.dubbo.rpc.cluster.support.wrapper.AbstractCluster;
  * {@link WheelFailbackClusterInvoker}.
  *
  * <p>Dubbo keeps one instance per application. The first reference it joins borrows the JVM-wide shared wheel and
- * builds the application's retry lifecycle and store; when the application is destroyed, Dubbo calls
- * {@link #destroy()}, which hands the retries still pending over (kept in the journal, or given to the
- * {@link io.rpctimer.retry.RetryStore} without one), closes the journal and gives the wheel back (the last holder
- * stops it). No JVM shutdown hook.
+ * builds the application's retry lifecycle and store; when the application is destroyed, right before Dubbo destroys
+ * its extensions, {@link #destroy()} runs ({@link ScopeCleanUp}): it hands the retries still pending over (kept in the
+ * journal, or given to the {@link io.rpctimer.retry.RetryStore} without one), closes the journal and gives the wheel
+ * back (the last holder stops it). No JVM shutdown hook.
+ *
+ * <p>On a Dubbo line rpc-timer does not support, joining a reference fails with {@link DubboSupport}'s message; this
+ * class links only to types that Dubbo 2.7 has too, so that Dubbo can load it there to say so.
  *
  * <p><b>Threading:</b> thread-safe.
  */
-public class WheelFailbackCluster extends AbstractCluster implements Disposable {
+public class WheelFailbackCluster extends AbstractCluster {
 
     /** The extension name. */
     public static final String NAME = "wheelfailback";
@@ -27,17 +29,19 @@ public class WheelFailbackCluster extends AbstractCluster implements Disposable 
 
     @Override
     protected <T> AbstractClusterInvoker<T> doJoin(Directory<T> directory) throws RpcException {
-        return new WheelFailbackClusterInvoker<>(directory, runtime());
+        DubboSupport.require("cluster " + NAME);
+        return new WheelFailbackClusterInvoker<>(directory, runtime(directory));
     }
 
-    private synchronized FailbackRuntime runtime() {
+    private synchronized FailbackRuntime runtime(Directory<?> directory) {
         if (runtime == null) {
+            ScopeCleanUp.withApplication(directory.getConsumerUrl(), this::destroy);
             runtime = new FailbackRuntime();
         }
         return runtime;
     }
 
-    @Override
+    /** Hands the application's pending retries over and gives the wheel back; idempotent. */
     public void destroy() {
         FailbackRuntime r;
         synchronized (this) {

@@ -104,12 +104,18 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     private volatile Template lastTemplate;
     private final SharedMap<String> sharedAttachments = new SharedMap<>();
     private final SharedMap<Object> sharedAttributes = new SharedMap<>();
+    /**
+     * The service interface, kept from creation: Dubbo 3.1's {@code StaticDirectory} reads it from its first provider
+     * invoker, so it throws once the directory is destroyed, which is when the pending calls are handed over.
+     */
+    private final Class<T> serviceInterface;
 
     /**
      * @throws IllegalArgumentException naming the URL key and value, if the reference's configuration is invalid
      */
     WheelFailbackClusterInvoker(Directory<T> directory, FailbackRuntime runtime) {
         super(directory);
+        this.serviceInterface = directory.getInterface();
         URL url = getUrl();
         FailbackStore.refuseSecrets(url);
         FailbackConfig config = FailbackConfig.from(url, directory.getInterface());
@@ -606,6 +612,11 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         }
         lastTemplate = t;
         return t;
+    }
+
+    @Override
+    public Class<T> getInterface() {
+        return serviceInterface;
     }
 
     /** @return whether the reference was destroyed, so that retries must stop */

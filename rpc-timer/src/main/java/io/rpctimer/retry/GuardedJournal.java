@@ -79,6 +79,11 @@ final class GuardedJournal {
         return failures.sum();
     }
 
+    /** @return false since the journal's last operation failed, until one succeeds again */
+    boolean working() {
+        return journal != null && working.get();
+    }
+
     String describe() {
         return journal == null ? "none" : journal.describe();
     }

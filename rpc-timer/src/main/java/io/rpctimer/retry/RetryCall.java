@@ -52,6 +52,11 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
     volatile Journaled journaled = Journaled.NO;
     /** With {@link Journaled#MAYBE}: the append's eventual outcome (true: written). */
     volatile java.util.concurrent.CompletionStage<Boolean> appendResolution;
+    /**
+     * The call serialized for the journal, kept only while the journal does not hold it because its append failed:
+     * offered to the journal again once it works (at the next attempt, or at a hand-over). Null otherwise.
+     */
+    volatile byte[] unjournaled;
 
     private volatile int state;
     private volatile int attempt;

@@ -172,6 +172,9 @@ public final class RetryReference<P> {
             return refuse(call, failure, duplicate(call), true);
         }
         journaled(call, appended);
+        if (appended.kind() == Appended.Kind.NOT_WRITTEN && journal.present()) {
+            call.unjournaled = journalPayload; // durable again once the journal works
+        }
         calls.add(call);
         step(RetryEvent.Type.SCHEDULED, call, 1, provider, delayNanos, failure);
         if (closed || !alive.getAsBoolean()) {
@@ -253,10 +256,34 @@ public final class RetryReference<P> {
             sink.unpersistable(this, call.method(), unpersistableMethods.add(call.method()));
             return Appended.NOT_WRITTEN;
         }
-        long now = call.createdEpochMillis();
-        return journal.append(new RetryJournalEntry(call.retryId(), application, serviceKey, call.method(),
-                journalPayload, 1, now + TimeUnit.NANOSECONDS.toMillis(delayNanos), call.lastProvider(),
-                call.lastFailure(), now), park);
+        long due = call.createdEpochMillis() + TimeUnit.NANOSECONDS.toMillis(delayNanos);
+        return journal.append(entry(call, journalPayload, 1, due), park);
+    }
+
+    private RetryJournalEntry entry(RetryCall<P> call, byte[] payload, int attempt, long dueEpochMillis) {
+        return new RetryJournalEntry(call.retryId(), application, serviceKey, call.method(), payload, attempt,
+                dueEpochMillis, call.lastProvider(), call.lastFailure(), call.createdEpochMillis());
+    }
+
+    /**
+     * Offers a call the journal does not hold to it again, once the journal works: a call whose append failed in an
+     * outage becomes durable again. Blocks for at most the journal's write timeout, and only while the journal's
+     * last operation succeeded.
+     *
+     * @param attempt the retry the call has pending
+     */
+    private void rejournal(RetryCall<P> call, int attempt) {
+        byte[] payload = call.unjournaled;
+        if (payload == null || !journal.working()) {
+            return;
+        }
+        Appended appended = journal.append(entry(call, payload, attempt, clockMillis.getAsLong()), false);
+        if (appended.kind() != Appended.Kind.NOT_WRITTEN) {
+            call.unjournaled = null;
+            if (appended.kind() != Appended.Kind.DUPLICATE) { // a row of the same key that is not this call: leave it
+                journaled(call, appended);
+            }
+        }
     }
 
     private static void journaled(RetryCall<?> call, Appended appended) {
@@ -318,6 +345,9 @@ public final class RetryReference<P> {
     private void fence(RetryCall<P> call, int attempt) {
         if (!inFlight(call, attempt)) {
             return;
+        }
+        if (call.journaled == Journaled.NO) {
+            rejournal(call, attempt);
         }
         if (call.journaled == Journaled.MAYBE && !settle(call)) {
             defer(call, attempt); // its append may yet commit: no send before the journal knows
@@ -491,7 +521,7 @@ public final class RetryReference<P> {
         }
         Throwable reported = failure;
         if (type == RetryEvent.Type.HANDED_OVER && custody == null) {
-            Kept kept = keep(call);
+            Kept kept = keep(call, attempt);
             custody = kept.custody();
             reported = kept.failure();
         }
@@ -516,7 +546,10 @@ public final class RetryReference<P> {
     }
 
     /** Where a call handed over by this instance stays: the journal, or the hand-over sink. */
-    private Kept keep(RetryCall<P> call) {
+    private Kept keep(RetryCall<P> call, int pendingAttempt) {
+        if (call.journaled == Journaled.NO) {
+            rejournal(call, pendingAttempt); // appended now if its append failed in an outage that is over
+        }
         if (call.journaled == Journaled.MAYBE) {
             settle(call);
         }

@@ -116,7 +116,7 @@ class ConfigFormsIT {
     void properties() {
         FrameworkModel framework = new FrameworkModel();
         ApplicationModel app = framework.defaultApplication();
-        app.modelEnvironment().updateAppConfigMap(Map.of(
+        DubboNode.environment(app).updateAppConfigMap(Map.of(
                 "dubbo.application.name", "props-consumer",
                 "dubbo.application.qos-enable", "false",
                 "dubbo.registry.address", "N/A",

@@ -144,6 +144,9 @@ class DeadLettersIT {
         print("failback purge all", purged);
         assertEquals(1, lifecycle().state().references().get(0).pending(), "the pending call is untouched");
         String scrape = consumer.scrape();
+        if (scrape == null) {
+            return; // no Micrometer on this Dubbo line: no meters
+        }
         assertTrue(scrape.contains("dubbo_consumer_failback_replays_total{application_name=\"" + APP + "\"} "
                 + CALLS + ".0"), scrape);
         assertTrue(scrape.contains("dubbo_consumer_failback_purged_total{application_name=\"" + APP + "\"} 1.0"),

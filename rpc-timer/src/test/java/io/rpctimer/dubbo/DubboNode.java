@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.util.List;
 import java.util.Map;
+import org.apache.dubbo.common.config.Environment;
 import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.config.ProtocolConfig;
 import org.apache.dubbo.config.ReferenceConfig;
@@ -24,6 +25,9 @@ final class DubboNode implements AutoCloseable {
         Loopback.force();
     }
 
+    /** Whether {@code ApplicationModel.modelEnvironment()} exists (Dubbo 3.2+; 3.1 has only the getter). */
+    private static final boolean MODEL_ENVIRONMENT = hasMethod(ApplicationModel.class, "modelEnvironment");
+
     private final FrameworkModel framework = new FrameworkModel();
     private final ApplicationModel app = framework.defaultApplication();
     private final DubboBootstrap bootstrap = DubboBootstrap.getInstance(app);
@@ -31,7 +35,7 @@ final class DubboNode implements AutoCloseable {
 
     private DubboNode(String name, int port) {
         this.port = port;
-        app.modelEnvironment().updateAppConfigMap(Map.of(
+        environment(app).updateAppConfigMap(Map.of(
                 "dubbo.application.migration.step", "FORCE_INTERFACE",
                 "dubbo.service.shutdown.wait", "300"));
         ApplicationConfig ac = new ApplicationConfig(name);
@@ -112,6 +116,25 @@ final class DubboNode implements AutoCloseable {
         reference.setInterface(type);
         reference.setUrl(urls.toString());
         reference.setCheck(false);
+    }
+
+    /**
+     * @return the application's environment, on every Dubbo line the matrix runs: {@code modelEnvironment()} since
+     *         Dubbo 3.2, where the getter is deprecated, {@code getModelEnvironment()} on 3.1
+     */
+    @SuppressWarnings("deprecation")
+    static Environment environment(ApplicationModel app) {
+        return MODEL_ENVIRONMENT ? app.modelEnvironment() : app.getModelEnvironment();
+    }
+
+    /** @return whether the running Dubbo's {@code type} has a public method {@code name} without parameters */
+    static boolean hasMethod(Class<?> type, String name) {
+        try {
+            type.getMethod(name);
+            return true;
+        } catch (NoSuchMethodException e) {
+            return false;
+        }
     }
 
     static int freePort() {

@@ -5,16 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.URL;
-import java.net.URLClassLoader;
 import org.apache.dubbo.common.deploy.ApplicationDeployListener;
+import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.rpc.model.ApplicationModel;
 import org.apache.dubbo.rpc.model.FrameworkModel;
 import org.junit.jupiter.api.Test;
 
 /**
- * The meters are optional: without Micrometer on the classpath, the deploy listener that Dubbo loads for every
- * application must neither fail nor load the Micrometer-facing class.
+ * The deploy listener that binds the failback meters: it binds them whenever the application's name becomes known,
+ * and without Micrometer on the classpath it must neither fail nor load the Micrometer-facing class.
  */
 class FailbackMeterListenerTest {
 
@@ -24,10 +23,26 @@ class FailbackMeterListenerTest {
     }
 
     @Test
-    void withoutMicrometer_listenerBindsNothingAndDoesNotFail() throws Exception {
-        URL classes = FailbackMeterListener.class.getProtectionDomain().getCodeSource().getLocation();
+    void anApplicationNamedOnlyAfterItsInitialization_getsItsMetersWhenItStarts() {
         FrameworkModel framework = new FrameworkModel();
-        try (HidingLoader loader = new HidingLoader(classes)) {
+        try {
+            ApplicationModel app = framework.newApplication();
+            FailbackMeterListener listener = new FailbackMeterListener();
+            listener.onInitialize(app); // as Dubbo does, before it loads the application's configuration
+            app.getApplicationConfigManager().setApplication(new ApplicationConfig("named-by-properties"));
+            listener.onStarting(app);
+            assertTrue(FailbackMeterListener.bound("named-by-properties"));
+            listener.onStopped(app);
+            assertFalse(FailbackMeterListener.bound("named-by-properties"));
+        } finally {
+            framework.destroy();
+        }
+    }
+
+    @Test
+    void withoutMicrometer_listenerBindsNothingAndDoesNotFail() throws Exception {
+        FrameworkModel framework = new FrameworkModel();
+        try (HidingLoader loader = new HidingLoader("io.micrometer.")) {
             Class<?> type = loader.loadClass(FailbackMeterListener.class.getName());
             assertSame(loader, type.getClassLoader(), "rpc-timer's classes come from the loader without Micrometer");
             assertFalse((Boolean) type.getMethod("micrometerPresent").invoke(null));
@@ -44,28 +59,6 @@ class FailbackMeterListenerTest {
                     () -> Class.forName(FailbackMicrometer.class.getName(), true, loader));
         } finally {
             framework.destroy();
-        }
-    }
-
-    /** rpc-timer's classes loaded afresh, Micrometer hidden, everything else (Dubbo, JUnit) from the parent. */
-    private static final class HidingLoader extends URLClassLoader {
-
-        HidingLoader(URL classes) {
-            super(new URL[] {classes}, FailbackMeterListenerTest.class.getClassLoader());
-        }
-
-        @Override
-        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-            if (name.startsWith("io.micrometer.")) {
-                throw new ClassNotFoundException(name + " (hidden: an application without Micrometer)");
-            }
-            if (!name.startsWith("io.rpctimer.")) {
-                return super.loadClass(name, resolve);
-            }
-            synchronized (getClassLoadingLock(name)) {
-                Class<?> c = findLoadedClass(name);
-                return c != null ? c : findClass(name);
-            }
         }
     }
 }

@@ -7,16 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.config.RegistryConfig;
 import org.apache.dubbo.config.bootstrap.DubboBootstrap;
@@ -42,30 +36,21 @@ class FailbackOperationsIT {
     private static final String APP = "ops-consumer";
     private static final String IFACE = GreetingService.class.getName();
 
-    private final ScriptedGreetingService s1 = new ScriptedGreetingService("p1");
-    private final ScriptedGreetingService s2 = new ScriptedGreetingService("p2");
     private final PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final HttpClient http = HttpClient.newHttpClient();
     private final int qosPort = DubboNode.freePort();
-    private DubboNode p1;
-    private DubboNode p2;
+    private final QosClient qos = new QosClient(qosPort);
+    private HangingProviders providers;
     private FrameworkModel framework;
     private MeterRegistry dubboRegistry;
 
     @BeforeEach
     void start() {
-        s1.mode = ScriptedGreetingService.Mode.HANG;
-        s2.mode = ScriptedGreetingService.Mode.HANG;
-        s1.hangMillis = 30_000;
-        s2.hangMillis = 30_000;
-        p1 = DubboNode.provider("p1", s1);
-        p2 = DubboNode.provider("p2", s2);
+        providers = new HangingProviders();
     }
 
     @AfterEach
     void stop() {
-        s1.releaseHung();
-        s2.releaseHung();
+        providers.release();
         if (framework != null) {
             framework.destroy();
         }
@@ -73,8 +58,7 @@ class FailbackOperationsIT {
             c.remove(prometheus);
         }
         prometheus.close();
-        p1.close();
-        p2.close();
+        providers.close();
     }
 
     @Test
@@ -88,14 +72,14 @@ class FailbackOperationsIT {
 
         await().atMost(Duration.ofSeconds(30)).until(() -> scrape().contains(series("outcomes_total",
                 "sayHello", "abandoned")));
-        String overview = await().atMost(Duration.ofSeconds(10)).until(() -> qos("/failback"),
+        String overview = await().atMost(Duration.ofSeconds(10)).until(() -> qos.get("/failback"),
                 out -> out.contains("pending=1 oldestPendingAgeMillis="));
         assertTrue(overview.contains("application " + APP + ": failedCalls=2 pending=1"), overview);
         assertTrue(overview.contains("abandoned=1"), overview);
         assertTrue(overview.contains("wheel: pending="), overview);
-        String telnet = telnet("failback ops-notify-1");
+        String telnet = qos.telnet("failback ops-notify-1");
         assertTrue(telnet.contains("retry.id=ops-notify-1:\n"), "the same command over telnet: " + telnet);
-        String history = qos("/failback/ops-notify-1");
+        String history = qos.get("/failback/ops-notify-1");
         assertTrue(history.startsWith("retry.id=ops-notify-1:"), history);
         assertTrue(history.contains("SCHEDULED application=" + APP + " reference=" + IFACE + " method=notify"
                 + " attempt=1"), history);
@@ -103,8 +87,7 @@ class FailbackOperationsIT {
         print("failback (pending)", overview);
         print("failback ops-notify-1", history);
 
-        s1.releaseHung();
-        s2.releaseHung();
+        providers.release();
         await().atMost(Duration.ofSeconds(30)).until(() -> scrape().contains(series("outcomes_total",
                 "notify", "delivered")));
         String scrape = scrape();
@@ -118,7 +101,7 @@ class FailbackOperationsIT {
                 scrape);
         assertTrue(!scrape.contains("dubbo_consumer_failback_wheel_pending{application_name=\"p1\"}"),
                 "an application without a wheelfailback reference has no failback meters");
-        print("failback (delivered)", qos("/failback"));
+        print("failback (delivered)", qos.get("/failback"));
         print("Prometheus scrape", scrape.lines().filter(l -> l.contains("dubbo_consumer_failback_"))
                 .collect(java.util.stream.Collectors.joining("\n")));
     }
@@ -131,12 +114,11 @@ class FailbackOperationsIT {
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(200);
         ref.setParameters(new java.util.HashMap<>(Map.of("failback.delay", "200", "failback.jitter", "0")));
-        DubboNode.aim(ref, p1, p2);
+        providers.aim(ref);
         GreetingService svc = ref.get();
 
         assertNull(svc.notify("late"));
-        s1.releaseHung();
-        s2.releaseHung();
+        providers.release();
         await().atMost(Duration.ofSeconds(30)).until(() -> scrape().contains(series("outcomes_total",
                 "notify", "delivered")));
     }
@@ -146,7 +128,7 @@ class FailbackOperationsIT {
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(200);
         ref.setParameters(new java.util.HashMap<>(params));
-        DubboNode.aim(ref, p1, p2);
+        providers.aim(ref);
         startConsumer(ref);
         return ref.get();
     }
@@ -157,52 +139,15 @@ class FailbackOperationsIT {
         ApplicationModel app = framework.newApplication();
         app.modelEnvironment().updateAppConfigMap(Map.of(
                 "dubbo.application.migration.step", "FORCE_INTERFACE"));
-        ApplicationConfig ac = new ApplicationConfig(APP);
-        ac.setQosEnable(true);
-        ac.setQosHost("127.0.0.1");
-        ac.setQosPort(qosPort);
-        ac.setQosAcceptForeignIp(false);
-        ac.setRegisterMode("interface");
-        ac.setMetadataType("local");
-        ac.setEnableFileCache(false);
         dubboRegistry = MetricsGlobalRegistry.getCompositeRegistry(app);
         ((io.micrometer.core.instrument.composite.CompositeMeterRegistry) dubboRegistry).add(prometheus);
-        DubboBootstrap bootstrap = DubboBootstrap.getInstance(app).application(ac)
+        DubboBootstrap bootstrap = DubboBootstrap.getInstance(app).application(QosClient.application(APP, qosPort))
                 .registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE));
         for (ReferenceConfig<?> r : references) {
             bootstrap.reference(r);
         }
         bootstrap.start();
         return app;
-    }
-
-    private String qos(String path) throws IOException, InterruptedException {
-        HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + qosPort + path))
-                .timeout(Duration.ofSeconds(10)).GET().build();
-        return http.send(get, HttpResponse.BodyHandlers.ofString()).body();
-    }
-
-    /** Sends one command line on the QoS port as a telnet client does, and reads up to the next prompt. */
-    private String telnet(String line) throws IOException {
-        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", qosPort)) {
-            socket.setSoTimeout(10_000);
-            java.io.InputStream in = socket.getInputStream();
-            readUntilPrompt(in); // Dubbo greets a client that sends nothing first
-            socket.getOutputStream().write((line + "\r\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return readUntilPrompt(in);
-        }
-    }
-
-    private static String readUntilPrompt(java.io.InputStream in) throws IOException {
-        StringBuilder out = new StringBuilder();
-        while (!out.toString().endsWith("dubbo>")) {
-            int b = in.read();
-            if (b < 0) {
-                throw new IOException("QoS closed the connection after: " + out);
-            }
-            out.append((char) b);
-        }
-        return out.toString();
     }
 
     private String scrape() {

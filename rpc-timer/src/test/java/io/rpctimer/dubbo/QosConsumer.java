@@ -1,52 +1,37 @@
 package io.rpctimer.dubbo;
 
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.stream.Collectors;
-import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.config.RegistryConfig;
 import org.apache.dubbo.config.bootstrap.DubboBootstrap;
-import org.apache.dubbo.metrics.MetricsGlobalRegistry;
 import org.apache.dubbo.rpc.model.ApplicationModel;
 import org.apache.dubbo.rpc.model.FrameworkModel;
 
 /**
- * A consumer application in the test JVM with its QoS port open on 127.0.0.1 (so a caller there is PRIVATE) and its
- * Dubbo meter registry read through a Prometheus registry, as Dubbo's Prometheus reporter reads it.
+ * A consumer application in the test JVM with its QoS port open on 127.0.0.1 ({@link QosClient#application}: a
+ * caller there is PRIVATE), and, where Micrometer and Dubbo's metrics support are on the classpath, its Dubbo meter
+ * registry read through a Prometheus registry ({@link PrometheusScrape}). Written against what every Dubbo line from
+ * 3.1 on has.
  */
 final class QosConsumer implements AutoCloseable {
 
     private final FrameworkModel framework = new FrameworkModel();
-    private final PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final HttpClient http = HttpClient.newHttpClient();
     private final int qosPort = DubboNode.freePort();
+    private final QosClient qos = new QosClient(qosPort);
+    /** Null without Micrometer (Dubbo 3.1 has no metrics registry). */
+    private final PrometheusScrape scrape;
 
     /** Starts application {@code name} with {@code references}. */
     QosConsumer(String name, ReferenceConfig<?>... references) {
         ApplicationModel app = framework.newApplication();
-        app.modelEnvironment().updateAppConfigMap(Map.of("dubbo.application.migration.step", "FORCE_INTERFACE"));
-        ApplicationConfig ac = new ApplicationConfig(name);
-        ac.setQosEnable(true);
-        ac.setQosHost("127.0.0.1");
-        ac.setQosPort(qosPort);
-        ac.setQosAcceptForeignIp(false);
-        ac.setRegisterMode("interface");
-        ac.setMetadataType("local");
-        ac.setEnableFileCache(false);
-        ((CompositeMeterRegistry) MetricsGlobalRegistry.getCompositeRegistry(app)).add(prometheus);
-        DubboBootstrap bootstrap = DubboBootstrap.getInstance(app).application(ac)
+        DubboNode.environment(app).updateAppConfigMap(Map.of("dubbo.application.migration.step", "FORCE_INTERFACE"));
+        scrape = FailbackMeterListener.micrometerPresent() ? new PrometheusScrape(app) : null;
+        DubboBootstrap bootstrap = DubboBootstrap.getInstance(app).application(QosClient.application(name, qosPort))
                 .registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE));
         Arrays.stream(references).forEach(bootstrap::reference);
         bootstrap.start();
@@ -59,20 +44,20 @@ final class QosConsumer implements AutoCloseable {
      * @return the answer's body
      */
     String failback(String... words) throws IOException, InterruptedException {
-        String query = Arrays.stream(words).map(w -> "a=" + URLEncoder.encode(w, StandardCharsets.UTF_8))
-                .collect(Collectors.joining("&"));
-        HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + qosPort + "/failback?" + query))
-                .timeout(Duration.ofSeconds(30)).GET().build();
-        return http.send(get, HttpResponse.BodyHandlers.ofString()).body();
+        return qos.get("/failback?" + Arrays.stream(words).map(w -> "a=" + URLEncoder.encode(w,
+                StandardCharsets.UTF_8)).collect(Collectors.joining("&")));
     }
 
+    /** @return the Prometheus scrape of the application's Dubbo registry, or null without Micrometer */
     String scrape() {
-        return prometheus.scrape();
+        return scrape == null ? null : scrape.scrape();
     }
 
     @Override
     public void close() {
         framework.destroy();
-        prometheus.close();
+        if (scrape != null) {
+            scrape.close();
+        }
     }
 }

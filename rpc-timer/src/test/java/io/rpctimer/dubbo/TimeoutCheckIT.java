@@ -19,6 +19,7 @@ import org.apache.dubbo.common.threadpool.ThreadlessExecutor;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.rpc.RpcContext;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -75,6 +76,10 @@ class TimeoutCheckIT {
     @ParameterizedTest(name = "timeoutcheck={0}")
     @ValueSource(booleans = {false, true})
     void responseAttachmentsReachASyncCallerAsWithoutTheFilter(boolean timeoutcheck) {
+        // Dubbo 3.1 keeps one context for both sides' response attachments: a nested call overwrites what B set
+        // before it, with or without the filter. Dubbo 3.2 split it in two
+        Assumptions.assumeTrue(DubboNode.hasMethod(RpcContext.class, "getServerResponseContext"),
+                "Dubbo 3.2 and later keep a provider's response attachments apart from its calls' replies");
         DubboNode c = provider("c", new Greeter() {
             @Override
             public String sayHello(String who) {

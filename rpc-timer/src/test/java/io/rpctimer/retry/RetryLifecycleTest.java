@@ -182,6 +182,38 @@ class RetryLifecycleTest {
     }
 
     @Test
+    void aCallWhoseAppendFailed_isJournaledAtItsNextAttemptOnceTheJournalWorks() {
+        LifecycleRig rig = new LifecycleRig(true).reference();
+        rig.journal.failing = true;
+        rig.admit("c1"); // the journal is down: the call goes on in memory
+        rig.journal.failing = false;
+        rig.reference.resume(); // the periodic claim finds the journal working again
+
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(List.of("claim 0", "append c1", "fence c1 1"), rig.journal.log);
+        rig.lastSent().failRpc();
+        rig.run();
+        rig.lifecycle.close();
+        assertEquals(RetryEvent.Custody.JOURNAL, rig.outcomes().get(0).custody());
+        assertTrue(rig.handedToSink.isEmpty());
+    }
+
+    @Test
+    void aCallWhoseAppendFailed_isJournaledAtAStopIfTheJournalWorksByThen() {
+        LifecycleRig rig = new LifecycleRig(true).reference();
+        rig.journal.failing = true;
+        Admission a = rig.admit("c1");
+        rig.journal.failing = false;
+        rig.reference.resume();
+        rig.lifecycle.close(); // a deploy: the call must not stay in this process's memory only
+
+        assertEquals(RetryOutcome.HANDED_OVER, outcomeOf(a).outcome());
+        assertEquals(RetryEvent.Custody.JOURNAL, rig.outcomes().get(0).custody());
+        assertTrue(rig.journal.entries.containsKey("c1"));
+        assertTrue(rig.handedToSink.isEmpty(), "the journal holds it");
+    }
+
+    @Test
     void unserializablePayload_retriedInMemoryOnly_counted() {
         LifecycleRig rig = new LifecycleRig(true).reference();
         Admission a = rig.reference.admit("greet", "c1", "c1", null, null, new RuntimeException("x"), true);

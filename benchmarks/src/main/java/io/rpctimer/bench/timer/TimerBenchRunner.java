@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.openjdk.jmh.profile.GCProfiler;
@@ -43,9 +44,16 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * on another JDK and labels the result files with it ({@code -Dbench.jvmLabel=jdk25}: {@code timer-full-jdk25.*});
  * on JDK 24 and later every JVM gets {@link BenchConfig#jvmFlags()}.
  *
+ * <p>Case 1's report shows every fork's iterations ({@link ForkSpread}), and its every-fork targets pair the
+ * slowest fork of one cell with the fastest of the other. System properties narrow a run: {@code bench.cases} (some
+ * of {@link #CASES}, comma-separated; the files are then named {@code timer-<mode>-<case>+<case>}),
+ * {@code bench.forks}, and on a machine that is never quiet {@code bench.attempts=1} and
+ * {@code bench.quietWaitMillis=0}.
+ *
  * <pre>
  * benchmarks/run.sh quick      # or: java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.timer.TimerBenchRunner quick benchmarks/results
  * benchmarks/run.sh full
+ * benchmarks/run.sh full timer --cases scheduleCancel --forks 8
  * benchmarks/run.sh full timer --jdk /usr/lib/jvm/temurin-25-jdk-amd64
  * </pre>
  *
@@ -94,10 +102,51 @@ public final class TimerBenchRunner {
         static RunSettings of(String name) {
             return switch (name) {
                 case "quick" -> new RunSettings("quick", 1, WARMUP_ITERATIONS, 3, 2, 3, 1, 1, 1_000, 2, 2, 30_000);
-                case "full" -> new RunSettings("full", 3, WARMUP_ITERATIONS, 5, 5, 10, 2, 3, 5_000, 4, 4, 120_000);
+                case "full" -> new RunSettings("full", 5, WARMUP_ITERATIONS, 5, 5, 10, 2, 3, 5_000, 4, 4, 120_000);
                 default -> throw new IllegalArgumentException("mode: " + name + " (expected: quick or full)");
             };
         }
+
+        /**
+         * @return these settings with the forks, attempts and quiet wait replaced where the system properties
+         *     {@code bench.forks}, {@code bench.attempts} and {@code bench.quietWaitMillis} are set: on a machine
+         *     that is never quiet, waiting and repeating only make the run longer
+         */
+        RunSettings withOverrides() {
+            return new RunSettings(name, positive("bench.forks", forks), warmupIterations, measureIterations,
+                    fireAllWarmup, fireAllMeasure, latenessWarmup, latenessRounds, idleWindowMillis,
+                    positive("bench.attempts", attempts), quietSamples,
+                    Long.getLong("bench.quietWaitMillis", quietWaitMillis));
+        }
+
+        private static int positive(String property, int otherwise) {
+            int value = Integer.getInteger(property, otherwise);
+            if (value <= 0) {
+                throw new IllegalArgumentException(property + ": " + value + " (expected: > 0)");
+            }
+            return value;
+        }
+    }
+
+    /** The cases a run can do, in the order it does them; the system property {@code bench.cases} picks some. */
+    static final List<String> CASES = List.of("scheduleCancel", "fireAll", "memory", "lateness", "idleCpu");
+
+    /**
+     * @param property a comma-separated list of {@link #CASES}, or null for all
+     * @return the cases to run, in {@link #CASES} order
+     * @throws IllegalArgumentException naming the first unknown case
+     */
+    static List<String> cases(String property) {
+        if (property == null || property.isBlank()) {
+            return CASES;
+        }
+        List<String> wanted = List.of(property.trim().split("\\s*,\\s*"));
+        for (String c : wanted) {
+            if (!CASES.contains(c)) {
+                throw new IllegalArgumentException("bench.cases: " + c + " (expected some of " + CASES + ")");
+            }
+        }
+        return CASES.stream().filter(wanted::contains).toList();
     }
 
     private final RunSettings settings;
@@ -111,7 +160,8 @@ public final class TimerBenchRunner {
     }
 
     public static void main(String[] args) throws IOException {
-        RunSettings settings = RunSettings.of(args.length > 0 ? args[0] : "quick");
+        RunSettings settings = RunSettings.of(args.length > 0 ? args[0] : "quick").withOverrides();
+        List<String> cases = cases(System.getProperty("bench.cases"));
         Path out = Path.of(args.length > 1 ? args[1] : "benchmarks/results");
         Files.createDirectories(out);
         Map<String, Object> results = new LinkedHashMap<>();
@@ -123,26 +173,31 @@ public final class TimerBenchRunner {
         long start = System.nanoTime();
         try (ForeignLoadMonitor monitor = ForeignLoadMonitor.start()) {
             TimerBenchRunner runner = new TimerBenchRunner(settings, monitor, results);
-            runner.scheduleCancel();
-            runner.fireAll();
-            runner.memory();
-            runner.lateness();
-            runner.idleCpu();
+            Map<String, Runnable> steps = Map.of("scheduleCancel", runner::scheduleCancel, "fireAll",
+                    runner::fireAll, "memory", runner::memory, "lateness", runner::lateness, "idleCpu", runner::idleCpu);
+            cases.forEach(c -> steps.get(c).run());
         }
         results.put("durationMinutes", (System.nanoTime() - start) / 60e9);
         ResultsReport.analyse(results);
-        String base = "timer-" + settings.name() + BenchConfig.jvmSuffix();
+        String base = "timer-" + settings.name() + BenchConfig.jvmSuffix()
+                + (cases.equals(CASES) ? "" : "-" + String.join("+", cases));
         Files.writeString(out.resolve(base + ".json"), Json.write(results), StandardCharsets.UTF_8);
-        Files.writeString(out.resolve(base + ".md"), ResultsReport.markdown(results, base + ".png"),
-                StandardCharsets.UTF_8);
-        ResultsChart.write(results, out.resolve(base + ".png"));
-        System.out.println(ResultsReport.markdown(results, base + ".png"));
-        System.out.println("written: " + out.resolve(base + ".json") + ", .md, .png");
+        // the chart draws every case: a run of some cases has its tables only
+        String png = cases.equals(CASES) ? base + ".png" : null;
+        Files.writeString(out.resolve(base + ".md"), ResultsReport.markdown(results, png), StandardCharsets.UTF_8);
+        if (png != null) {
+            ResultsChart.write(results, out.resolve(png));
+        }
+        System.out.println(ResultsReport.markdown(results, png));
+        System.out.println("written: " + out.resolve(base + ".json") + ", .md" + (png != null ? ", .png" : ""));
     }
 
     private static Map<String, Object> settingsMap(RunSettings s) {
         Map<String, Object> m = new LinkedHashMap<>();
+        m.put("cases", cases(System.getProperty("bench.cases")));
         m.put("jmhForks", s.forks());
+        m.put("attempts", s.attempts());
+        m.put("quietWaitMillis", s.quietWaitMillis());
         m.put("jmhWarmup", s.warmupIterations() + " x 1 s");
         m.put("jmhMeasurement", s.measureIterations() + " x 1 s");
         m.put("fireAllShots", s.fireAllWarmup() + " warm-up + " + s.fireAllMeasure() + " measured per fork");
@@ -200,7 +255,10 @@ public final class TimerBenchRunner {
         // spent in GC pauses shows a peer whose throughput is held by its own garbage (its hand-off backlog)
         row.put("gcTimePercent", (Double.isNaN(gcMs) ? 0 : gcMs) / (10.0 * settings.forks()
                 * settings.measureIterations()));
-        row.put("iterationOpsPerUs", iterationScores(run));
+        row.put("iterationOpsPerUs", iterationScores(run, IterationResult::getPrimaryResult));
+        // GC per iteration: a slow fork without GC in its slow iterations is not held by garbage
+        row.put("iterationGcMs", iterationScores(run, iteration -> secondary(iteration.getSecondaryResults(),
+                "gc.time")));
         return row;
     }
 
@@ -321,15 +379,16 @@ public final class TimerBenchRunner {
     }
 
     /**
-     * @return every measured iteration's score, fork by fork in order, so that a rate that still climbs or falls
-     *     during the measurement shows in the JSON
+     * @return one result of every measured iteration, fork by fork in order, so that a rate that still climbs or
+     *     falls during the measurement, or a fork slower than the others, shows in the JSON and the report
      */
-    private static List<List<Double>> iterationScores(RunResult run) {
+    private static List<List<Double>> iterationScores(RunResult run, Function<IterationResult, Result> result) {
         List<List<Double>> forks = new ArrayList<>();
         for (BenchmarkResult fork : run.getBenchmarkResults()) {
             List<Double> scores = new ArrayList<>();
             for (IterationResult iteration : fork.getIterationResults()) {
-                scores.add(iteration.getPrimaryResult().getScore());
+                Result r = result.apply(iteration);
+                scores.add(r == null ? Double.NaN : r.getScore());
             }
             forks.add(scores);
         }
@@ -337,12 +396,17 @@ public final class TimerBenchRunner {
     }
 
     private static double secondary(RunResult run, String suffix) {
-        for (Map.Entry<String, Result> e : run.getSecondaryResults().entrySet()) {
+        Result r = secondary(run.getSecondaryResults(), suffix);
+        return r == null ? Double.NaN : r.getScore();
+    }
+
+    private static Result secondary(Map<String, Result> results, String suffix) {
+        for (Map.Entry<String, Result> e : results.entrySet()) {
             if (e.getKey().endsWith(suffix)) {
-                return e.getValue().getScore();
+                return e.getValue();
             }
         }
-        return Double.NaN;
+        return null;
     }
 
     /** Runs {@code main} in a fresh JVM and returns its {@code RESULT} line, numbers parsed. */

@@ -1,6 +1,8 @@
 package io.rpctimer.bench.timer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.bench.Json;
@@ -110,6 +112,17 @@ class HarnessSmokeTest {
     }
 
     @Test
+    void cpuHarnessAccountsEveryMeasuredWindow() throws InterruptedException {
+        Map<String, Object> r = ScheduleCancelCpuHarness.measure(TimerImpl.RPC_TIMER, 2, 1_000, 1, 2, 50);
+        assertEquals(2, r.get("windows"));
+        assertTrue((double) r.get("opsPerUs") > 0, r.toString());
+        assertTrue((double) r.get("producerNsPerOp") > 0, r.toString());
+        assertTrue((double) r.get("workerNsPerOp") >= 0, r.toString());
+        // the worker wakes about once per 10 ms tick; /proc may be missing (-1), never negative otherwise
+        assertTrue((double) r.get("workerVoluntaryPerSec") >= -1, r.toString());
+    }
+
+    @Test
     void jvmFlagsKeepNettysUnsafeOnNewJdks() {
         // Netty 4.2 turns Unsafe off by itself on JDK 24+ unless this flag is given; the other timers keep it
         assertEquals(Runtime.version().feature() >= 24, BenchConfig.jvmFlags()
@@ -139,6 +152,56 @@ class HarnessSmokeTest {
         assertTrue(Files.size(dir.resolve("chart.png")) > 10_000);
     }
 
+    @Test
+    void reportShowsEveryForkAndJudgesTheSlowestFork() {
+        Map<String, Object> results = syntheticResults();
+        // one fork of rpc-timer, 2 threads with 1M pending, in a slow mode: 4 ops/µs, and one that speeds up part-way;
+        // the mean (20) still clears 1.5x Netty's 5 and stays within 20% of empty
+        Map<String, Object> cell = ResultsReport.find(results, "scheduleCancel", "rpc-timer", 2, 1_000_000);
+        cell.put("iterationOpsPerUs", List.of(List.of(4.0, 4.0), List.of(4.0, 36.0), List.of(36.0, 36.0)));
+        ResultsReport.analyse(results);
+        String md = ResultsReport.markdown(results, "chart.png");
+        assertTrue(md.contains("| rpc-timer | 2 threads, 1M pending | 4.00, 20.0, 36.0 | 4.00–36.0 |"
+                + " 4.00 4.00 / 4.00 36.0 / 36.0 36.0 |"), md);
+        assertTrue(md.contains("| 20.0 ± 1.00 (forks 4.00–36.0) |"), md);
+        assertEquals(List.of(false, false), verdicts(results, "2 threads, 1M pending", "2 threads"),
+                "a slow fork fails both every-fork targets");
+        assertEquals(List.of(true, true), verdicts(results, "1 thread, 1M pending", "1 thread"),
+                "cells whose forks all agree meet them");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Boolean> verdicts(Map<String, Object> results, String nettyCell, String pendingCell) {
+        List<Boolean> met = new ArrayList<>();
+        for (Map<String, Object> t : (List<Map<String, Object>>) results.get("targets")) {
+            String name = (String) t.get("target");
+            if ((name.contains("Netty in every fork") && t.get("cell").equals(nettyCell))
+                    || (name.contains("slower than empty in every fork") && t.get("cell").equals(pendingCell))) {
+                met.add((Boolean) t.get("met"));
+            }
+        }
+        return met;
+    }
+
+    @Test
+    void reportOfCaseOneAloneHasItsTablesAndNoChart() {
+        Map<String, Object> results = syntheticResults();
+        List.of("fireAll", "memory", "lateness", "idleCpu").forEach(results::remove);
+        ResultsReport.analyse(results);
+        String md = ResultsReport.markdown(results, null);
+        assertTrue(md.contains("| rpc-timer | 1 thread, empty | 20.0, 20.0 | 20.0–20.0 |"), md);
+        assertFalse(md.contains("!["), md);
+    }
+
+    @Test
+    void casesPropertyPicksCasesInRunOrderAndNamesAnUnknownOne() {
+        assertEquals(TimerBenchRunner.CASES, TimerBenchRunner.cases(null));
+        assertEquals(List.of("scheduleCancel", "idleCpu"), TimerBenchRunner.cases("idleCpu, scheduleCancel"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> TimerBenchRunner.cases("scheduleCancel,fireall"));
+        assertTrue(e.getMessage().startsWith("bench.cases: fireall (expected some of"), e.getMessage());
+    }
+
     private static Map<String, Object> syntheticResults() {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("mode", "test");
@@ -150,9 +213,11 @@ class HarnessSmokeTest {
             for (int threads : ResultsReport.THREADS) {
                 for (int pending : ResultsReport.PENDING) {
                     if (impl != TimerImpl.AGRONA || threads == 1) {
+                        double ops = impl == TimerImpl.RPC_TIMER ? 20.0 : 5.0;
                         sc.add(row(impl, "threads", threads, "pending", pending,
-                                "opsPerUs", impl == TimerImpl.RPC_TIMER ? 20.0 : 5.0, "opsPerUsError", 1.0,
-                                "allocBytesPerOp", 40.0, "gcTimePercent", 1.5, "foreignCores", 0.01));
+                                "opsPerUs", ops, "opsPerUsError", 1.0,
+                                "allocBytesPerOp", 40.0, "gcTimePercent", 1.5, "foreignCores", 0.01,
+                                "iterationOpsPerUs", List.of(List.of(ops, ops), List.of(ops, ops))));
                     }
                 }
             }

@@ -1,0 +1,114 @@
+package io.rpctimer.spring.boot.it;
+
+import io.rpctimer.spring.boot.it.provider.GreetingProvider;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.reflect.Field;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.dubbo.common.utils.NetUtils;
+import org.apache.dubbo.config.annotation.DubboReference;
+import org.apache.dubbo.config.spring.ReferenceBean;
+import org.apache.dubbo.config.spring.context.annotation.EnableDubbo;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.test.context.DynamicPropertyRegistry;
+
+/**
+ * The consumer and the provider application of the starter's integration tests, and what both need: Dubbo on
+ * 127.0.0.1, a ZooKeeper registry, and properties that keep start and stop fast.
+ */
+public final class TestApps {
+
+    static {
+        loopback();
+    }
+
+    private TestApps() {
+    }
+
+    /** A consumer of {@link GreetingApi}; its cluster comes from {@code rpc-timer.default-cluster}. */
+    @SpringBootConfiguration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    public static class Consumer {
+
+        @Bean
+        @DubboReference(check = false, timeout = 1000)
+        ReferenceBean<GreetingApi> greeting() {
+            return new ReferenceBean<>();
+        }
+    }
+
+    /** A provider of {@link GreetingApi} ({@link GreetingProvider}). */
+    @SpringBootConfiguration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    @EnableDubbo(scanBasePackageClasses = GreetingProvider.class)
+    public static class Provider {
+    }
+
+    /** @return properties every test application has: its name, the registry, loopback, no QoS, fast stop */
+    public static List<String> common(String application, String zooKeeper) {
+        return new ArrayList<>(List.of(
+                "dubbo.application.name=" + application,
+                "dubbo.application.qos-enable=false",
+                "dubbo.application.register-mode=interface",
+                "dubbo.application.metadata-type=local",
+                "dubbo.application.enable-file-cache=false",
+                "dubbo.application.service-discovery.migration=FORCE_INTERFACE",
+                "dubbo.registry.address=zookeeper://" + zooKeeper,
+                "dubbo.protocol.name=dubbo",
+                "dubbo.protocol.host=127.0.0.1",
+                "dubbo.protocol.port=-1",
+                "dubbo.service.shutdown.wait=300"));
+    }
+
+    /**
+     * Registers a consumer's properties: {@link #common}, the database as its {@code DataSource}, the Actuator's
+     * {@code health} and {@code failback} over HTTP with details, then {@code extra}.
+     */
+    public static void consumer(DynamicPropertyRegistry registry, String application, Infrastructure infrastructure,
+                                String... extra) {
+        List<String> all = common(application, infrastructure.zooKeeper());
+        all.addAll(infrastructure.dataSource());
+        all.addAll(List.of("management.endpoints.web.exposure.include=health,failback",
+                "management.endpoint.health.show-details=always"));
+        all.addAll(List.of(extra));
+        register(registry, all);
+    }
+
+    /** Gives each {@code key=value} of {@code properties} to a {@code @DynamicPropertySource} registry. */
+    public static void register(DynamicPropertyRegistry registry, List<String> properties) {
+        for (String p : properties) {
+            int eq = p.indexOf('=');
+            registry.add(p.substring(0, eq), () -> p.substring(eq + 1));
+        }
+    }
+
+    public static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Keeps Dubbo on 127.0.0.1: Dubbo 3.3 treats 127.x as an invalid local host and substitutes the first network
+     * card's address for what a provider registers; seeding NetUtils' cached local address makes it answer
+     * 127.0.0.1. Runs before any Dubbo application of the test JVM starts.
+     */
+    private static void loopback() {
+        try {
+            for (String field : List.of("LOCAL_ADDRESS", "HOST_ADDRESS")) {
+                Field f = NetUtils.class.getDeclaredField(field);
+                f.setAccessible(true);
+                f.set(null, field.equals("LOCAL_ADDRESS") ? InetAddress.getLoopbackAddress() : "127.0.0.1");
+            }
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("Dubbo's NetUtils changed: cannot pin 127.0.0.1", e);
+        }
+    }
+}
