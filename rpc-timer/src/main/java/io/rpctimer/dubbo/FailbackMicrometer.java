@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
+import io.rpctimer.retry.DeadLetterStats;
 import io.rpctimer.retry.ReferenceState;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryLifecycle;
@@ -34,7 +35,8 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  *
  * <p>Counters per method count the application's {@link RetryEvent}s, which {@link FailbackMeterListener} routes
  * here by application name; gauges and the budget-wait counter read the application's {@link RetryLifecycle#state()}
- * and the shared wheel's stats when the registry is read. Meters of an interface appear with its first failed call
+ * and the shared wheel's stats when the registry is read; the dead-letter gauge and counters (per application) read
+ * {@link io.rpctimer.retry.DeadLetters#stats()}. Meters of an interface appear with its first failed call
  * (or when the application or a module has started, if it already has a reference); the wheel's meters are JVM-wide
  * values, tagged with each application that has a {@code wheelfailback} reference.
  *
@@ -53,6 +55,7 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
     private final Tags appTags;
     private final Set<String> interfaces = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean wheelRegistered = new AtomicBoolean();
+    private final AtomicBoolean deadRegistered = new AtomicBoolean();
     private final Map<Meter.Id, Meter> meters = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -76,6 +79,7 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
         for (RetryLifecycle lifecycle : WheelFailback.lifecycles()) {
             if (lifecycle.application().equals(application)) {
                 wheelMeters();
+                deadLetterMeters();
                 lifecycle.state().references().forEach(r -> referenceMeters(interfaceOf(r.serviceKey())));
             }
         }
@@ -96,6 +100,7 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
             return; // a late event must not re-create removed meters
         }
         wheelMeters();
+        deadLetterMeters();
         referenceMeters(e.service());
         Tags tags = appTags.and(MetricsConstants.TAG_INTERFACE_KEY, e.service(), MetricsConstants.TAG_METHOD_KEY,
                 e.method());
@@ -216,6 +221,39 @@ final class FailbackMicrometer implements FailbackMeterListener.Binding {
     /** @return the wheel's value, or NaN while no reference holds the wheel (Micrometer's "no value") */
     private double wheel(ToLongFunction<TimerStats> value) {
         return WheelFailback.wheelStats().map(s -> (double) value.applyAsLong(s)).orElse(Double.NaN);
+    }
+
+    // ---------------------------------------------------------------- dead letters: per application
+
+    /** Registers the dead-letter meters once; they read {@link io.rpctimer.retry.DeadLetters#stats()}. */
+    private void deadLetterMeters() {
+        if (closed || !deadRegistered.compareAndSet(false, true)) {
+            return;
+        }
+        track(Gauge.builder(PREFIX + "dead", this, m -> m.dead(DeadLetterStats::dead))
+                .description("dead letters of the application (in a fleet, each instance shows the same ones)")
+                .tags(appTags).register(registry));
+        deadCounter("replays.total", "dead letters this instance replayed", DeadLetterStats::replayed);
+        deadCounter("purged.total", "dead letters this instance purged", DeadLetterStats::purged);
+        deadCounter("dead.dropped.total", "dead letters dropped past failback.dead.max", DeadLetterStats::dropped);
+        deadCounter("dead.expired.total", "dead letters dropped past failback.dead.retention",
+                DeadLetterStats::expired);
+    }
+
+    private void deadCounter(String name, String description, ToLongFunction<DeadLetterStats> value) {
+        track(FunctionCounter.builder(PREFIX + name, this, m -> m.dead(value)).description(description)
+                .tags(appTags).register(registry));
+    }
+
+    /** @return {@code value} summed over the application's lifecycles (one while it lives) */
+    private double dead(ToLongFunction<DeadLetterStats> value) {
+        double total = 0;
+        for (RetryLifecycle lifecycle : WheelFailback.lifecycles()) {
+            if (lifecycle.application().equals(application)) {
+                total += value.applyAsLong(lifecycle.deadLetters().stats());
+            }
+        }
+        return total;
     }
 
     // ---------------------------------------------------------------- registration

@@ -13,7 +13,8 @@ import org.apache.dubbo.rpc.model.FrameworkModel;
  * What the QoS command {@code failback} answers, whichever of Dubbo's QoS interfaces the command implements:
  * {@link FailbackCommand} on Dubbo 3.2 and later, {@link LegacyFailbackCommand} on Dubbo 3.1. {@code failback} gives
  * the overview of the framework's applications; {@code failback <retry.id>} one call's history, if the client may
- * read it.
+ * read it; {@code failback dead|replay|purge ...} the dead letters ({@link DeadLetterCommand}; {@link FailbackCommand}
+ * runs those itself, to set the HTTP status).
  *
  * <p><b>Threading:</b> stateless; thread-safe.
  */
@@ -22,9 +23,12 @@ final class FailbackQos {
     /** The command's name, summary and examples, for both QoS interfaces' {@code @Cmd}. */
     static final String NAME = "failback";
     static final String SUMMARY = "wheelfailback: pending retries per application and reference, the wheel;"
-            + " 'failback <retry.id>' shows one call's history";
+            + " 'failback <retry.id>' shows one call's history; 'failback dead|replay|purge ...' acts on dead letters";
     static final String OVERVIEW = "failback";
     static final String HISTORY = "failback 3f2a-0001";
+    static final String DEAD = "failback dead service=com.example.Orders older=1h";
+    static final String REPLAY = "failback replay all rate=50";
+    static final String PURGE = "failback purge older=7d";
 
     private FailbackQos() {
     }
@@ -40,6 +44,9 @@ final class FailbackQos {
         if (args == null || args.length == 0) {
             return FailbackReport.overview(lifecycles, WheelFailback.wheelStats());
         }
+        if (DeadLetterCommand.handles(args)) {
+            return DeadLetterCommand.run(args, lifecycles, mayReadHistory.getAsBoolean()).text();
+        }
         if (args.length > 1) {
             return "usage: failback [retry.id] (got " + args.length + " arguments)";
         }
@@ -51,7 +58,7 @@ final class FailbackQos {
     }
 
     /** @return the lifecycles of this framework's applications, by name (one JVM may hold several frameworks) */
-    private static List<RetryLifecycle> lifecycles(FrameworkModel framework) {
+    static List<RetryLifecycle> lifecycles(FrameworkModel framework) {
         Set<String> names = framework.getApplicationModels().stream().map(ApplicationModel::tryGetApplicationName)
                 .filter(Objects::nonNull).collect(Collectors.toSet());
         return WheelFailback.lifecycles().stream().filter(l -> names.contains(l.application())).toList();

@@ -34,7 +34,8 @@ final class FailbackReport {
             out.append("application ").append(s.application()).append(": ").append(counts(s.stats()))
                     .append(" resumed=").append(s.resumed()).append(" journalFailures=").append(s.journalFailures())
                     .append(" unpersistable=").append(s.unpersistable()).append(" unreadable=")
-                    .append(s.unreadable()).append(" journal=").append(s.journal()).append('\n');
+                    .append(s.unreadable()).append(" dead=").append(lifecycle.deadLetters().stats().dead())
+                    .append(" journal=").append(s.journal()).append('\n');
             for (ReferenceState r : s.references()) {
                 out.append("  reference ").append(r.serviceKey()).append(": pending=").append(r.pending())
                         .append(" oldestPendingAgeMillis=").append(r.oldestPendingAgeMillis())

@@ -144,6 +144,8 @@ final class FailbackRuntime {
             RetryJournal journal = opened.journal();
             lifecycle = RetryLifecycle.builder(application).timer(timer)
                     .executor(task -> lanes.execute(this, task)).journal(journal)
+                    .deadLetters(opened.deadLetterPolicy())
+                    .onFailedCall(() -> WheelFailback.counters().callFailed())
                     .listener(event -> onEvent(event, opened)).build();
             store = opened;
             WheelFailback.register(lifecycle);

@@ -3,6 +3,8 @@ package io.rpctimer.dubbo;
 import io.rpctimer.journal.EmbeddedJournal;
 import io.rpctimer.journal.JdbcRetryJournal;
 import io.rpctimer.journal.JdbcUrls;
+import io.rpctimer.retry.DeadLetterPolicy;
+import io.rpctimer.retry.DurationText;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalException;
 import java.io.PrintWriter;
@@ -34,6 +36,11 @@ import org.apache.dubbo.common.URL;
  *       adopts this one's calls once it has not renewed its lease for that long, by the database's clock;
  *   <li>{@value #CLAIM_PERIOD}: with a journal, how often each reference claims its service's calls again, in ms
  *       (default 10000, at least 100): calls of instances that died are adopted within a lease and a claim period;
+ *       a journal's dead letters are trimmed and counted as often;
+ *   <li>{@value #DEAD_RETENTION}: how long a call abandoned after its retries is kept as a dead letter (default
+ *       {@code 7d}; a duration such as {@code 12h}, {@code 30m}, or milliseconds; at least 1 s);
+ *   <li>{@value #DEAD_MAX}: how many dead letters the application keeps at most (default 100000; past it the oldest
+ *       are dropped; 0 keeps none). With {@code memory}, dead letters are kept in memory: lost at restart;
  *   <li>the password of {@code jdbc}: the JVM system property {@code rpctimer.failback.store.password}, else the
  *       environment variable {@value #PASSWORD_ENV}, read when the store opens. Never a URL parameter: Dubbo registers
  *       a consumer's URL parameters in the registry, where whoever can read the registry sees them, so a reference
@@ -54,6 +61,10 @@ final class FailbackStore implements AutoCloseable {
     static final String LEASE = "failback.store.lease";
     /** With a journal: how often each reference claims its service's calls again (adopting dead instances'), in ms. */
     static final String CLAIM_PERIOD = "failback.store.claimperiod";
+    /** How long a dead letter is kept: a duration ({@code 7d}, {@code 12h}, or milliseconds). */
+    static final String DEAD_RETENTION = "failback.dead.retention";
+    /** How many dead letters the application keeps at most; 0 keeps none. */
+    static final String DEAD_MAX = "failback.dead.max";
     static final long DEFAULT_LEASE_MILLIS = 30_000;
     static final long DEFAULT_CLAIM_PERIOD_MILLIS = 10_000;
     static final String PASSWORD = "failback.store.password";
@@ -66,15 +77,22 @@ final class FailbackStore implements AutoCloseable {
 
     private final RetryJournal journal;
     private final long claimPeriodMillis;
+    private final DeadLetterPolicy deadLetters;
 
-    private FailbackStore(RetryJournal journal, long claimPeriodMillis) {
+    private FailbackStore(RetryJournal journal, long claimPeriodMillis, DeadLetterPolicy deadLetters) {
         this.journal = journal;
         this.claimPeriodMillis = claimPeriodMillis;
+        this.deadLetters = deadLetters;
     }
 
-    /** @return a store that keeps failed calls in memory only */
-    static FailbackStore memory() {
-        return new FailbackStore(null, DEFAULT_CLAIM_PERIOD_MILLIS);
+    /** @return a store that keeps failed calls (and dead letters) in memory only */
+    static FailbackStore memory(DeadLetterPolicy deadLetters) {
+        return new FailbackStore(null, DEFAULT_CLAIM_PERIOD_MILLIS, deadLetters);
+    }
+
+    /** @return how many dead letters the application keeps, for how long, trimmed every claim period */
+    DeadLetterPolicy deadLetterPolicy() {
+        return deadLetters;
     }
 
     /** @return how often each reference claims its service's calls again, in milliseconds */
@@ -104,15 +122,35 @@ final class FailbackStore implements AutoCloseable {
         if (kind == null) {
             kind = given != null ? "jdbc" : System.getProperty(SYSTEM_PREFIX + STORE, "embedded");
         }
+        DeadLetterPolicy dead = deadLetterPolicy(url);
         return switch (kind.trim().toLowerCase(Locale.ROOT)) {
-            case "memory" -> memory();
-            case "embedded" -> embedded(url, application);
-            case "jdbc" -> jdbc(url, application, given);
+            case "memory" -> memory(dead);
+            case "embedded" -> embedded(url, application, dead);
+            case "jdbc" -> jdbc(url, application, given, dead);
             default -> throw invalid(url, STORE, kind, "embedded, memory or jdbc");
         };
     }
 
-    private static FailbackStore embedded(URL url, String application) {
+    /** @return {@value #DEAD_RETENTION} and {@value #DEAD_MAX}, trimmed every {@value #CLAIM_PERIOD} */
+    private static DeadLetterPolicy deadLetterPolicy(URL url) {
+        String retention = value(url, DEAD_RETENTION, null);
+        Duration kept = DeadLetterPolicy.DEFAULT_RETENTION;
+        if (retention != null) {
+            try {
+                kept = DurationText.parse(DEAD_RETENTION, retention);
+            } catch (IllegalArgumentException e) {
+                throw invalid(url, DEAD_RETENTION, retention, "a duration >= 1s such as 7d, 12h, or milliseconds");
+            }
+            if (kept.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw invalid(url, DEAD_RETENTION, retention, "a duration >= 1s such as 7d, 12h, or milliseconds");
+            }
+        }
+        long max = count(url, DEAD_MAX, DeadLetterPolicy.DEFAULT_MAX);
+        return new DeadLetterPolicy(kept, max, Duration.ofMillis(millis(url, CLAIM_PERIOD,
+                DEFAULT_CLAIM_PERIOD_MILLIS, 100)));
+    }
+
+    private static FailbackStore embedded(URL url, String application, DeadLetterPolicy dead) {
         String dir = value(url, DIR, Path.of(System.getProperty("user.home"), ".rpc-timer", "journal").toString());
         Path base;
         try {
@@ -122,14 +160,14 @@ final class FailbackStore implements AutoCloseable {
         }
         try {
             return new FailbackStore(EmbeddedJournal.open(base, application), millis(url, CLAIM_PERIOD,
-                    DEFAULT_CLAIM_PERIOD_MILLIS, 100));
+                    DEFAULT_CLAIM_PERIOD_MILLIS, 100), dead);
         } catch (RetryJournalException | IllegalArgumentException e) {
             throw new IllegalArgumentException(invalid(url, DIR, dir, "a directory the journal can open: " + e)
                     .getMessage(), e);
         }
     }
 
-    private static FailbackStore jdbc(URL url, String application, DataSource given) {
+    private static FailbackStore jdbc(URL url, String application, DataSource given, DeadLetterPolicy dead) {
         DataSource dataSource = given;
         String jdbcUrl = value(url, URL_KEY, null);
         if (dataSource == null) {
@@ -144,7 +182,7 @@ final class FailbackStore implements AutoCloseable {
         try {
             return new FailbackStore(JdbcRetryJournal.builder(dataSource)
                     .name(jdbcUrl != null && given == null ? JdbcUrls.redact(jdbcUrl) : "DataSource of " + application)
-                    .lease(Duration.ofMillis(leaseMillis)).build(), claimPeriodMillis);
+                    .lease(Duration.ofMillis(leaseMillis)).build(), claimPeriodMillis, dead);
         } catch (RetryJournalException | IllegalArgumentException e) {
             throw new IllegalArgumentException(invalid(url, given == null ? URL_KEY : STORE,
                     given == null ? jdbcUrl : "jdbc", "a database the journal can open: " + e).getMessage(), e);
@@ -199,6 +237,23 @@ final class FailbackStore implements AutoCloseable {
             // reported below
         }
         throw invalid(url, key, raw, "milliseconds >= " + min);
+    }
+
+    /** @return a count key's value, at least 0 */
+    private static long count(URL url, String key, long defaultValue) {
+        String raw = value(url, key, null);
+        if (raw == null) {
+            return defaultValue;
+        }
+        try {
+            long v = Long.parseLong(raw.trim());
+            if (v >= 0) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw invalid(url, key, raw, "a whole number >= 0 (0 keeps no dead letter)");
     }
 
     /** @return the URL's value of {@code key}, else the system property {@code rpctimer.<key>}, else the default */

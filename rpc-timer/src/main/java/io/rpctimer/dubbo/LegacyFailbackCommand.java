@@ -13,14 +13,15 @@ import org.apache.dubbo.rpc.model.FrameworkModel;
  *
  * <p>Permission: Dubbo 3.1 has no permission levels. A client that may connect at all (from loopback, with
  * {@code qos.accept.foreign.ip}, or from an address in {@code qos.accept.foreign.ip.whitelist}) may run every
- * command, and so may read a call's history too.
+ * command, and so may read a call's history, and list, replay and purge dead letters, too.
  *
  * <p>Compiled against the QoS interface of Dubbo 3.1 ({@code dubbo-qos}, compile-only); on a Dubbo line rpc-timer does
  * not support it answers with {@link DubboSupport}'s message.
  *
  * <p><b>Threading:</b> stateless apart from the framework it reports on; thread-safe.
  */
-@Cmd(name = FailbackQos.NAME, summary = FailbackQos.SUMMARY, example = {FailbackQos.OVERVIEW, FailbackQos.HISTORY})
+@Cmd(name = FailbackQos.NAME, summary = FailbackQos.SUMMARY, example = {FailbackQos.OVERVIEW, FailbackQos.HISTORY,
+    FailbackQos.DEAD, FailbackQos.REPLAY, FailbackQos.PURGE})
 public final class LegacyFailbackCommand implements BaseCommand {
 
     private final FrameworkModel framework;

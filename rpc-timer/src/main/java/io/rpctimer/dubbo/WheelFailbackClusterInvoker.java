@@ -146,9 +146,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      * expired) and schedules them; at creation, and then periodically ({@link FailbackRuntime}).
      */
     void resume() {
-        for (int resumed = retries.resume(); resumed > 0; resumed--) {
-            WheelFailback.counters().callFailed(); // a failed call of this run from now on, as the lifecycle counts it
-        }
+        retries.resume();
     }
 
     /**
@@ -328,7 +326,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         Snapshot snapshot = Snapshot.of(invocation, template(invocation, consumerUrl), sharedAttachments,
                 sharedAttributes);
         String retryId = invocation.getAttachment(WheelFailback.RETRY_ID);
-        WheelFailback.counters().callFailed();
         byte[] payload = codec == null ? null : codec.encode(snapshot);
         Admission admission = retries.admit(snapshot.method(), retryId, snapshot, payload, provider, failure,
                 handle != null);

@@ -1,6 +1,8 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.Abandonment;
 import io.rpctimer.retry.CallKey;
+import io.rpctimer.retry.DeadLetterStore;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalEntry;
 import io.rpctimer.retry.RetryJournalException;
@@ -233,6 +235,17 @@ public final class EmbeddedJournal implements RetryJournal {
     @Override
     public CompletionStage<Boolean> remove(CallKey key) {
         return journal.remove(key);
+    }
+
+    @Override
+    public CompletionStage<Boolean> bury(CallKey key, Abandonment abandonment) {
+        return journal.bury(key, abandonment);
+    }
+
+    /** {@inheritDoc} Those of this slot's file, where the dead letters of slots whose process is gone are moved. */
+    @Override
+    public DeadLetterStore deadLetters() {
+        return journal.deadLetters();
     }
 
     @Override

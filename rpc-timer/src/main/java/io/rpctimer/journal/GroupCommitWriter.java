@@ -73,7 +73,8 @@ final class GroupCommitWriter implements AutoCloseable {
     // writer thread only
     private final FailureLog failures;
     private Connection connection;
-    private final Map<JournalWrite.Kind, PreparedStatement> statements = new EnumMap<>(JournalWrite.Kind.class);
+    /** Per kind of write, its statements, executed in order (a bury has three; the others one). */
+    private final Map<JournalWrite.Kind, List<PreparedStatement>> statements = new EnumMap<>(JournalWrite.Kind.class);
 
     GroupCommitWriter(DataSource dataSource, JournalSql sql, String owner, String runId, String storeName,
                       long fenceMarginMillis, int maxBatch, int queueCapacity, long timeoutMillis) {
@@ -329,7 +330,10 @@ final class GroupCommitWriter implements AutoCloseable {
         return state != null && (state.startsWith("22") || state.startsWith("23"));
     }
 
-    /** Executes the writes in order, consecutive writes of one kind as one JDBC batch; does not commit. */
+    /**
+     * Executes the writes in order, consecutive writes of one kind as one JDBC batch per statement of the kind (the
+     * last statement's counts are the writes' outcomes); does not commit.
+     */
     private Outcome[] execute(List<JournalWrite> writes) throws SQLException {
         Connection c = connection();
         Outcome[] outcomes = new Outcome[writes.size()];
@@ -337,13 +341,19 @@ final class GroupCommitWriter implements AutoCloseable {
         while (start < writes.size()) {
             JournalWrite.Kind kind = writes.get(start).kind;
             int end = start;
-            PreparedStatement st = statement(kind);
             while (end < writes.size() && writes.get(end).kind == kind) {
-                bind(st, writes.get(end));
-                st.addBatch();
                 end++;
             }
-            int[] counts = st.executeBatch();
+            int[] counts = null;
+            List<PreparedStatement> steps = statements(kind);
+            for (int step = 0; step < steps.size(); step++) {
+                PreparedStatement st = steps.get(step);
+                for (int i = start; i < end; i++) {
+                    bind(st, writes.get(i), step);
+                    st.addBatch();
+                }
+                counts = st.executeBatch();
+            }
             for (int i = start; i < end; i++) {
                 int n = counts[i - start];
                 outcomes[i] = n > 0 ? Outcome.WRITTEN : explain(c, writes.get(i), n);
@@ -355,7 +365,7 @@ final class GroupCommitWriter implements AutoCloseable {
 
     /**
      * @param count what the driver reported for the write: 0, or {@link Statement#SUCCESS_NO_INFO}
-     * @return why a fence or a remove touched no row (or whether it did, when the driver did not say)
+     * @return why a fence, a remove or a bury touched no row (or whether it did, when the driver did not say)
      */
     private Outcome explain(Connection c, JournalWrite w, int count) throws SQLException {
         if (w.kind == JournalWrite.Kind.APPEND) {
@@ -366,19 +376,19 @@ final class GroupCommitWriter implements AutoCloseable {
             EntryRows.bindKey(st, 1, w.key);
             try (ResultSet rs = st.executeQuery()) {
                 if (!rs.next()) {
-                    return w.kind == JournalWrite.Kind.REMOVE && count == Statement.SUCCESS_NO_INFO
+                    return w.kind != JournalWrite.Kind.FENCE && count == Statement.SUCCESS_NO_INFO
                             ? Outcome.WRITTEN : Outcome.GONE;
                 }
                 boolean ours = owner.equals(rs.getString(1)) && runId.equals(rs.getString(2));
                 if (!ours) {
                     return Outcome.ADOPTED;
                 }
-                return w.kind == JournalWrite.Kind.REMOVE ? Outcome.GONE : Outcome.LEASE_EXPIRED;
+                return w.kind == JournalWrite.Kind.FENCE ? Outcome.LEASE_EXPIRED : Outcome.GONE;
             }
         }
     }
 
-    private void bind(PreparedStatement st, JournalWrite w) throws SQLException {
+    private void bind(PreparedStatement st, JournalWrite w, int step) throws SQLException {
         switch (w.kind) {
             case APPEND -> EntryRows.bind(st, w.entry, owner, w.parked, runId);
             case FENCE -> {
@@ -398,22 +408,45 @@ final class GroupCommitWriter implements AutoCloseable {
                 int i = EntryRows.bindKey(st, 1, w.key);
                 st.setString(i, owner);
             }
+            case BURY -> bindBury(st, w, step);
         }
     }
 
-    private PreparedStatement statement(JournalWrite.Kind kind) throws SQLException {
-        PreparedStatement st = statements.get(kind);
-        if (st == null) {
-            String text = switch (kind) {
-                case APPEND -> sql.insert;
-                case FENCE -> fenceMarginMillis > 0 ? sql.fenceWithLease : sql.fence;
-                case REMOVE -> sql.remove;
-            };
-            st = connection.prepareStatement(text);
-            st.setQueryTimeout(queryTimeoutSeconds());
-            statements.put(kind, st);
+    /** Binds step {@code step} of a bury: 0 replaces a dead letter of the key, 1 copies the call, 2 removes it. */
+    private void bindBury(PreparedStatement st, JournalWrite w, int step) throws SQLException {
+        int i = 1;
+        if (step == 0) {
+            i = EntryRows.bindKey(st, i, w.key);
+        } else if (step == 1) {
+            st.setInt(1, w.abandonment.attempts());
+            st.setString(2, EntryRows.bounded(w.abandonment.lastProvider(), JournalSql.PROVIDER_CHARS));
+            st.setString(3, EntryRows.bounded(w.abandonment.lastFailure(), JournalSql.FAILURE_CHARS));
+            st.setString(4, EntryRows.bounded(w.abandonment.failureClass(), JournalSql.CLASS_CHARS));
+            i = 5;
         }
-        return st;
+        i = EntryRows.bindKey(st, i, w.key);
+        st.setString(i, owner);
+        st.setString(i + 1, runId);
+    }
+
+    private List<PreparedStatement> statements(JournalWrite.Kind kind) throws SQLException {
+        List<PreparedStatement> steps = statements.get(kind);
+        if (steps == null) {
+            List<String> texts = switch (kind) {
+                case APPEND -> List.of(sql.insert);
+                case FENCE -> List.of(fenceMarginMillis > 0 ? sql.fenceWithLease : sql.fence);
+                case REMOVE -> List.of(sql.remove);
+                case BURY -> List.of(sql.buryReplace, sql.buryInsert, sql.buryDelete);
+            };
+            steps = new ArrayList<>(texts.size());
+            for (String text : texts) {
+                PreparedStatement st = connection.prepareStatement(text);
+                st.setQueryTimeout(queryTimeoutSeconds());
+                steps.add(st);
+            }
+            statements.put(kind, steps);
+        }
+        return steps;
     }
 
     private int queryTimeoutSeconds() {

@@ -1,6 +1,8 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.Abandonment;
 import io.rpctimer.retry.CallKey;
+import io.rpctimer.retry.DeadLetterStore;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalEntry;
 import io.rpctimer.retry.RetryJournalException;
@@ -22,7 +24,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A {@link RetryJournal} in two tables of a JDBC database: H2 (the embedded default, see {@link EmbeddedJournal}),
+ * A {@link RetryJournal} in three tables of a JDBC database: H2 (the embedded default, see {@link EmbeddedJournal}),
  * PostgreSQL (a fleet's shared database) or MySQL/MariaDB.
  *
  * <h3>Schema</h3>
@@ -32,11 +34,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * wheel now: handed out by {@link #unpark}), a {@code quarantined} flag (corrupt, never handed out again), and the
  * {@code run_id} of the journal that has it on a wheel now (a restarted process hands out calls of earlier runs
  * without rewriting them first). {@code <prefix>instance} has one row per live instance: {@code owner},
- * {@code lease_until} (epoch ms of the database's clock), {@code host}. The prefix defaults to {@code rpctimer_}.
+ * {@code lease_until} (epoch ms of the database's clock), {@code host}. {@code <prefix>dead_letter} has the calls that
+ * were abandoned ({@link #bury}, {@link JdbcDeadLetters}), keyed as the calls, with no owner: every instance of the
+ * application sees the same ones. The prefix defaults to {@code rpctimer_}.
  * Calls in the tables of earlier versions ({@code <prefix>retry_entry}) are moved over at build.
  *
  * <h3>Writes</h3>
- * {@link #append}, {@link #fence} and {@link #remove} go through one {@link GroupCommitWriter}: concurrent writes
+ * {@link #append}, {@link #fence}, {@link #remove} and {@link #bury} go through one {@link GroupCommitWriter}:
+ * concurrent writes
  * share one transaction. An append never replaces a row: a second call with the same key is {@link Append#DUPLICATE}.
  * A fence and a remove touch only rows this run holds. A write whose commit may or may not have happened is reported
  * maybe written ({@link RetryJournalException#maybeWritten()}), never as refused.
@@ -63,7 +68,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class JdbcRetryJournal implements RetryJournal {
 
     private static final System.Logger LOG = System.getLogger(JdbcRetryJournal.class.getName());
-    private static final int ATTEMPTS = 3;
     /**
      * Most entries one claim or unpark reads and marks per transaction: an index-ordered page this size is read
      * and rewritten in memory, where one result of 100,000 rows and one transaction rewriting all of them cost
@@ -78,8 +82,9 @@ public final class JdbcRetryJournal implements RetryJournal {
     private final String runId = UUID.randomUUID().toString();
     private final String storeName;
     private final long leaseMillis;
-    private final int claimTimeoutSeconds;
+    private final Transactions transactions;
     private final GroupCommitWriter writer;
+    private final JdbcDeadLetters deadLetters;
     private final LeaseKeeper lease;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -88,9 +93,11 @@ public final class JdbcRetryJournal implements RetryJournal {
         this.sql = sql;
         this.owner = b.owner;
         this.leaseMillis = b.leaseMillis;
-        this.claimTimeoutSeconds = b.claimTimeoutSeconds;
-        this.storeName = "retry journal " + JdbcUrls.redact(b.name != null ? b.name : url) + " (" + sql.dialect
-                + ", table " + sql.callTable + ", owner " + owner + ")";
+        String name = JdbcUrls.redact(b.name != null ? b.name : url);
+        this.storeName = "retry journal " + name + " (" + sql.dialect + ", table " + sql.callTable + ", owner "
+                + owner + ")";
+        this.transactions = new Transactions(dataSource, storeName, b.claimTimeoutSeconds);
+        this.deadLetters = new JdbcDeadLetters(transactions, sql, owner, name);
         this.lease = leaseMillis > 0
                 ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, System::nanoTime) : null;
         this.writer = new GroupCommitWriter(dataSource, sql, owner, runId, storeName,
@@ -134,6 +141,23 @@ public final class JdbcRetryJournal implements RetryJournal {
     public CompletionStage<Boolean> remove(CallKey key) {
         EntryRows.checkKey(key);
         return writer.submit(JournalWrite.remove(key)).thenApply(outcome -> outcome == JournalWrite.Outcome.WRITTEN);
+    }
+
+    /** {@inheritDoc} One group-commit write: the dead letter is written, and the call removed, together. */
+    @Override
+    public CompletionStage<Boolean> bury(CallKey key, Abandonment abandonment) {
+        EntryRows.checkKey(key);
+        if (abandonment.attempts() < 1) {
+            throw new IllegalArgumentException("attempts: " + abandonment.attempts() + " (expected: >= 1)");
+        }
+        return writer.submit(JournalWrite.bury(key, abandonment))
+                .thenApply(outcome -> outcome == JournalWrite.Outcome.WRITTEN);
+    }
+
+    /** {@inheritDoc} Table {@code <prefix>dead_letter}, shared by every instance on this database. */
+    @Override
+    public DeadLetterStore deadLetters() {
+        return deadLetters;
     }
 
     /** {@inheritDoc} Calls another instance adopted meanwhile are left alone. */
@@ -199,32 +223,8 @@ public final class JdbcRetryJournal implements RetryJournal {
         return inTransaction("unpark of " + serviceKey, c -> unpark(c, application, serviceKey, limit));
     }
 
-    private interface Work<T> {
-        T run(Connection c) throws SQLException;
-    }
-
-    /**
-     * Runs {@code work} on a new connection, again (up to {@value #ATTEMPTS} times in all) when the database
-     * aborted it to break a deadlock or a serialization conflict (SQLState class 40): survivors claiming at once
-     * may meet on the same rows.
-     *
-     * <p>In READ COMMITTED, each statement sees what other claims committed before it. A claim pages through
-     * entries, and under MySQL's default REPEATABLE READ every page would be read from the snapshot of the first:
-     * a claim that lost a page's rows to another claim would read the same page again, and again.
-     */
-    private <T> T inTransaction(String what, Work<T> work) throws RetryJournalException {
-        for (int attempt = 1; ; attempt++) {
-            try (Connection c = dataSource.getConnection()) {
-                c.setAutoCommit(false);
-                c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-                return work.run(c);
-            } catch (SQLException e) {
-                String state = e.getSQLState();
-                if (attempt == ATTEMPTS || state == null || !state.startsWith("40")) {
-                    throw new RetryJournalException(storeName + ": " + what + " failed: " + e, e);
-                }
-            }
-        }
+    private <T> T inTransaction(String what, Transactions.Work<T> work) throws RetryJournalException {
+        return transactions.run(what, work);
     }
 
     private static void checkService(String application, String serviceKey, int limit) {
@@ -234,11 +234,8 @@ public final class JdbcRetryJournal implements RetryJournal {
         }
     }
 
-    /** @return a statement that gives up after the claim timeout: a claim never waits forever on the store */
     private PreparedStatement prepare(Connection c, String text) throws SQLException {
-        PreparedStatement st = c.prepareStatement(text);
-        st.setQueryTimeout(claimTimeoutSeconds);
-        return st;
+        return transactions.prepare(c, text);
     }
 
     private int adoptExpired(Connection c, String application, String serviceKey) throws SQLException {
@@ -417,7 +414,10 @@ public final class JdbcRetryJournal implements RetryJournal {
             return this;
         }
 
-        /** Tables are {@code <prefix>call} and {@code <prefix>instance} (default prefix rpctimer_). */
+        /**
+         * Tables are {@code <prefix>call}, {@code <prefix>instance} and {@code <prefix>dead_letter} (default prefix
+         * rpctimer_).
+         */
         public Builder tablePrefix(String tablePrefix) {
             if (tablePrefix == null || !tablePrefix.matches("[A-Za-z][A-Za-z0-9_]{0,31}")) {
                 throw new IllegalArgumentException("tablePrefix: " + tablePrefix

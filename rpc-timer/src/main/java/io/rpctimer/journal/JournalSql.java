@@ -11,7 +11,8 @@ import java.util.Locale;
 /**
  * The journal's schema and statements for one dialect and table prefix: table {@code <prefix>call} holds the pending
  * calls, keyed by application, service, method and {@code retry_id}; table {@code <prefix>instance} holds each
- * instance's lease. Every lease is judged by the database's clock ({@link JournalDialect#nowMillis()}).
+ * instance's lease; table {@code <prefix>dead_letter} holds the abandoned calls, keyed as the calls (its queries are
+ * in {@link DeadLetterSql}). Every lease is judged by the database's clock ({@link JournalDialect#nowMillis()}).
  *
  * <p><b>Threading:</b> immutable.
  */
@@ -24,6 +25,7 @@ final class JournalSql {
     static final int METHOD_CHARS = 128;
     static final int PROVIDER_CHARS = 512;
     static final int FAILURE_CHARS = 1024;
+    static final int CLASS_CHARS = 255;
 
     /**
      * The owner of a released call (a destroyed reference's): no instance has this id, so every claim of the call's
@@ -46,9 +48,18 @@ final class JournalSql {
             "payload_crc", "attempt", "due_at", "last_provider", "last_failure", "created_at", "owner", "parked",
             "quarantined", "run_id");
 
+    /** The dead-letter columns, in the order of every INSERT and SELECT of whole dead letters. */
+    static final List<String> DEAD_COLUMNS = List.of("application", "service_key", "method", "retry_id", "payload",
+            "payload_crc", "attempts", "created_at", "dead_at", "last_provider", "last_failure", "failure_class");
+
     final JournalDialect dialect;
     final String callTable;
     final String instanceTable;
+    final String deadTable;
+    /** The three steps of a bury, in order: replace a dead letter of the key, copy the call, remove the call. */
+    final String buryReplace;
+    final String buryInsert;
+    final String buryDelete;
     final String insert;
     final String fence;
     final String fenceWithLease;
@@ -74,6 +85,7 @@ final class JournalSql {
         this.dialect = dialect;
         this.callTable = tablePrefix + "call";
         this.instanceTable = tablePrefix + "instance";
+        this.deadTable = tablePrefix + "dead_letter";
         String now = dialect.nowMillis();
         String columns = String.join(", ", CALL_COLUMNS);
         String placeholders = String.join(", ", CALL_COLUMNS.stream().map(c -> "?").toList());
@@ -112,6 +124,16 @@ final class JournalSql {
         String idle = " NOT EXISTS (SELECT 1 FROM " + callTable + " e WHERE e.owner = " + instanceTable + ".owner)";
         forgetInstanceIfIdle = "DELETE FROM " + instanceTable + " WHERE owner = ? AND" + idle;
         forgetStaleInstances = "DELETE FROM " + instanceTable + " WHERE lease_until < " + now + " - ? AND" + idle;
+        // a bury moves the call only while this run holds it (owner and run): an adopted call is not buried by the
+        // instance that lost it; each step is guarded by the same condition, so all three do something or none does
+        String held = " AND owner = ? AND run_id = ?";
+        buryReplace = "DELETE FROM " + deadTable + " WHERE " + KEY + " AND EXISTS (SELECT 1 FROM " + callTable
+                + " c WHERE c.application = ? AND c.service_key = ? AND c.method = ? AND c.retry_id = ? AND"
+                + " c.owner = ? AND c.run_id = ?)";
+        buryInsert = "INSERT INTO " + deadTable + " (" + String.join(", ", DEAD_COLUMNS) + ") SELECT application,"
+                + " service_key, method, retry_id, payload, payload_crc, ?, created_at, " + now + ", ?, ?, ? FROM "
+                + callTable + " WHERE " + KEY + held;
+        buryDelete = "DELETE FROM " + callTable + " WHERE " + KEY + held;
         selectAll = "SELECT " + columns + " FROM " + callTable
                 + " ORDER BY retry_id, application, service_key, method LIMIT ?";
         deleteOne = "DELETE FROM " + callTable + " WHERE " + KEY;
@@ -121,14 +143,7 @@ final class JournalSql {
     /** Creates the tables and the claim index if absent, in one transaction where the database allows it. */
     void createSchema(Connection connection) throws SQLException {
         try (Statement st = connection.createStatement()) {
-            st.execute("CREATE TABLE IF NOT EXISTS " + callTable + " ("
-                    + "application VARCHAR(" + APP_CHARS + ") NOT NULL, "
-                    + "service_key VARCHAR(" + SERVICE_CHARS + ") NOT NULL, "
-                    + "method VARCHAR(" + METHOD_CHARS + ") NOT NULL, "
-                    + "retry_id VARCHAR(" + ID_CHARS + ") NOT NULL, "
-                    // nullable: a torn row is then still readable enough to be named and skipped
-                    + "payload " + dialect.binaryType() + ", "
-                    + "payload_crc BIGINT, "
+            st.execute("CREATE TABLE IF NOT EXISTS " + callTable + " (" + keyAndPayload()
                     + "attempt INT, "
                     + "due_at BIGINT NOT NULL, "
                     + "last_provider VARCHAR(" + PROVIDER_CHARS + "), "
@@ -143,14 +158,41 @@ final class JournalSql {
                     + "owner VARCHAR(" + ID_CHARS + ") NOT NULL PRIMARY KEY, "
                     + "lease_until BIGINT NOT NULL, "
                     + "host VARCHAR(" + SERVICE_CHARS + "))");
-            createIndex(st);
+            createDeadLetterTable(st);
+            createIndex(st, callTable + "_claim ON " + callTable
+                    + " (application, service_key, owner, due_at, retry_id, method)");
+            createIndex(st, deadTable + "_age ON " + deadTable + " (application, dead_at)");
         }
     }
 
-    /** The claim index serves {@link #selectParked}: its WHERE and its ORDER BY. */
-    private void createIndex(Statement st) throws SQLException {
-        String index = callTable + "_claim ON " + callTable
-                + " (application, service_key, owner, due_at, retry_id, method)";
+    /** Abandoned calls, keyed as the calls, with no owner: every instance of the application sees the same ones. */
+    private void createDeadLetterTable(Statement st) throws SQLException {
+        st.execute("CREATE TABLE IF NOT EXISTS " + deadTable + " (" + keyAndPayload()
+                + "attempts INT NOT NULL, "
+                + "created_at BIGINT, "
+                + "dead_at BIGINT NOT NULL, "
+                + "last_provider VARCHAR(" + PROVIDER_CHARS + "), "
+                + "last_failure VARCHAR(" + FAILURE_CHARS + "), "
+                + "failure_class VARCHAR(" + CLASS_CHARS + "), "
+                + "PRIMARY KEY (application, service_key, method, retry_id))");
+    }
+
+    /** @return the columns a call and a dead letter share: its key, and the call with its checksum */
+    private String keyAndPayload() {
+        return "application VARCHAR(" + APP_CHARS + ") NOT NULL, "
+                + "service_key VARCHAR(" + SERVICE_CHARS + ") NOT NULL, "
+                + "method VARCHAR(" + METHOD_CHARS + ") NOT NULL, "
+                + "retry_id VARCHAR(" + ID_CHARS + ") NOT NULL, "
+                // nullable: a torn row is then still readable enough to be named and skipped
+                + "payload " + dialect.binaryType() + ", "
+                + "payload_crc BIGINT, ";
+    }
+
+    /**
+     * The claim index serves {@link #selectParked}: its WHERE and its ORDER BY; the dead letters' age index serves
+     * their trims and their listing, newest first.
+     */
+    private void createIndex(Statement st, String index) throws SQLException {
         if (dialect.indexIfNotExists()) {
             st.execute("CREATE INDEX IF NOT EXISTS " + index);
             return;

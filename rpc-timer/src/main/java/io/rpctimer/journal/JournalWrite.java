@@ -1,12 +1,13 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.Abandonment;
 import io.rpctimer.retry.CallKey;
 import io.rpctimer.retry.RetryJournalEntry;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One append, fence or remove waiting for the {@link GroupCommitWriter}'s next commit.
+ * One append, fence, remove or bury waiting for the {@link GroupCommitWriter}'s next commit.
  *
  * <p>{@link #done} completes once with the write's real outcome: the {@link Outcome} once the transaction committed,
  * exceptionally once it is known not to have taken effect (rolled back, or never started), or exceptionally with
@@ -18,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class JournalWrite {
 
-    enum Kind { APPEND, FENCE, REMOVE }
+    enum Kind { APPEND, FENCE, REMOVE, BURY }
 
     /** What a committed write did. */
     enum Outcome {
@@ -26,9 +27,9 @@ final class JournalWrite {
         WRITTEN,
         /** An append found a row with its key. */
         DUPLICATE,
-        /** A fence or remove found no row with its key. */
+        /** A fence, remove or bury found no row with its key. */
         GONE,
-        /** A fence or remove found the row held by another owner or run. */
+        /** A fence, remove or bury found the row held by another owner or run. */
         ADOPTED,
         /** A fence found the row this run's, but the lease too short to send. */
         LEASE_EXPIRED
@@ -57,11 +58,13 @@ final class JournalWrite {
     final long dueEpochMillis;
     final String lastProvider;
     final String lastFailure;
+    /** BURY only: how the call ended. */
+    final Abandonment abandonment;
     final CompletableFuture<Outcome> done = new CompletableFuture<>();
     private final AtomicInteger state = new AtomicInteger(QUEUED);
 
     private JournalWrite(Kind kind, CallKey key, RetryJournalEntry entry, boolean parked, int nextAttempt,
-                         long dueEpochMillis, String lastProvider, String lastFailure) {
+                         long dueEpochMillis, String lastProvider, String lastFailure, Abandonment abandonment) {
         this.kind = kind;
         this.key = key;
         this.entry = entry;
@@ -70,19 +73,26 @@ final class JournalWrite {
         this.dueEpochMillis = dueEpochMillis;
         this.lastProvider = lastProvider;
         this.lastFailure = lastFailure;
+        this.abandonment = abandonment;
     }
 
     static JournalWrite append(RetryJournalEntry entry, boolean parked) {
-        return new JournalWrite(Kind.APPEND, entry.key(), entry, parked, 0, 0, null, null);
+        return new JournalWrite(Kind.APPEND, entry.key(), entry, parked, 0, 0, null, null, null);
     }
 
     static JournalWrite fence(CallKey key, int nextAttempt, long dueEpochMillis, String lastProvider,
                               String lastFailure) {
-        return new JournalWrite(Kind.FENCE, key, null, false, nextAttempt, dueEpochMillis, lastProvider, lastFailure);
+        return new JournalWrite(Kind.FENCE, key, null, false, nextAttempt, dueEpochMillis, lastProvider, lastFailure,
+                null);
     }
 
     static JournalWrite remove(CallKey key) {
-        return new JournalWrite(Kind.REMOVE, key, null, false, 0, 0, null, null);
+        return new JournalWrite(Kind.REMOVE, key, null, false, 0, 0, null, null, null);
+    }
+
+    /** Moves the call this run holds into the dead letters, and removes it: one write of three statements. */
+    static JournalWrite bury(CallKey key, Abandonment abandonment) {
+        return new JournalWrite(Kind.BURY, key, null, false, 0, 0, null, null, abandonment);
     }
 
     /** Writer thread: @return true if the caller still waits, and the write is now the writer's to execute. */

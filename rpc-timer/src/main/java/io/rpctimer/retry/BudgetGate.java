@@ -11,9 +11,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * The door between a reference's due retries and its {@link RetryBudget}: a due retry passes at once when no retry
- * is waiting and a token is there; otherwise it waits in a FIFO queue, and one timeout on the wheel (never one per
- * waiting retry, so 10,000 waiting retries cost the wheel nothing) releases the queue's head in order as tokens come.
+ * The door between a reference's due retries and its {@link RetryBudget} (and, while a replay of dead letters runs,
+ * its {@link Pacer}): a due retry passes at once when no retry is waiting and a token is there; otherwise it waits
+ * in a FIFO queue, and one timeout on the wheel (never one per waiting retry, so 10,000 waiting retries cost the
+ * wheel nothing) releases the queue's head in order as tokens come.
  *
  * <p><b>Threading:</b> thread-safe. The queue is guarded by {@code this}; the calls that pass are handed to
  * {@code pass} outside the lock. Calls ended while waiting (handed over) stay in the queue and are skipped without
@@ -26,6 +27,8 @@ final class BudgetGate implements TimerTask {
     private static final long MIN_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final RetryBudget budget;
+    /** A replay's pace on top of the budget, or null; replaced by the next replay's. */
+    private volatile Pacer pacer;
     private final Timer timer;
     private final Consumer<RetryCall<?>> pass;
     private final ArrayDeque<RetryCall<?>> waiting = new ArrayDeque<>();
@@ -41,7 +44,7 @@ final class BudgetGate implements TimerTask {
     /** A retry fell due: pass it now, or queue it behind those already waiting. */
     void offer(RetryCall<?> call) {
         synchronized (this) {
-            if (!waiting.isEmpty() || !budget.tryAcquire()) {
+            if (!waiting.isEmpty() || !acquire()) {
                 waiting.add(call);
                 waits++;
                 armRelease();
@@ -61,7 +64,7 @@ final class BudgetGate implements TimerTask {
             while ((head = waiting.peek()) != null) {
                 if (head.state() != RetryCall.WAITING) {
                     waiting.poll();
-                } else if (budget.tryAcquire()) {
+                } else if (acquire()) {
                     released.add(waiting.poll());
                 } else {
                     break;
@@ -78,12 +81,43 @@ final class BudgetGate implements TimerTask {
         if (release != null) {
             return;
         }
-        long waitNanos = Math.max(MIN_WAIT_NANOS, Math.min(POLL_NANOS, budget.nanosUntilToken()));
+        Pacer p = pacer;
+        long untilToken = budget.nanosUntilToken();
+        if (p != null) {
+            untilToken = Math.max(untilToken, p.nanosUntilSlot());
+        }
+        long waitNanos = Math.max(MIN_WAIT_NANOS, Math.min(POLL_NANOS, untilToken));
         try {
             release = timer.newTimeout(this, waitNanos, TimeUnit.NANOSECONDS);
         } catch (IllegalStateException | RejectedExecutionException e) {
             // the wheel stopped: the application is closing, and closing hands every waiting call over
             release = null;
+        }
+    }
+
+    /** @return true if the pace (if any) and the budget let one retry go now; takes a token of each */
+    private boolean acquire() {
+        Pacer p = pacer;
+        if (p != null && !p.tryAcquire()) {
+            return false;
+        }
+        if (budget.tryAcquire()) {
+            return true;
+        }
+        if (p != null) {
+            p.refund();
+        }
+        return false;
+    }
+
+    /**
+     * Paces every retry that passes from now on, on top of the budget, until the pace ends: a replay's. A pace still
+     * in force is kept if it is slower.
+     */
+    void pace(Pacer next) {
+        Pacer p = pacer;
+        if (p == null || !p.active() || next.perSecond() <= p.perSecond()) {
+            pacer = next;
         }
     }
 

@@ -44,6 +44,9 @@ final class GuardedJournal {
     /** The fence's verdict, with the store's failure as one more answer. */
     enum Verdict { OWNED, ADOPTED, GONE, LEASE_EXPIRED, FAILED }
 
+    /** What a bury did: moved to the dead letters, left because another instance holds the call, or failed. */
+    enum Buried { BURIED, ELSEWHERE, FAILED }
+
     /** What a claim or an unpark handed out; {@code failed} if the store failed (nothing was handed out). */
     record Claimed(List<RetryJournalEntry> entries, boolean failed) {
     }
@@ -138,6 +141,33 @@ final class GuardedJournal {
                         + " retry.id", key);
             }
         });
+    }
+
+    /**
+     * Moves an abandoned call into the journal's dead letters, without waiting; a failure is counted and logged.
+     *
+     * @return what it did; never completes exceptionally
+     */
+    CompletionStage<Buried> bury(CallKey key, Abandonment abandonment) {
+        CompletionStage<Boolean> buried;
+        try {
+            buried = journal.bury(key, abandonment);
+        } catch (RuntimeException e) {
+            buried = CompletableFuture.failedStage(e);
+        }
+        return buried.handle((ours, failure) -> {
+            if (failure != null) {
+                failed("bury " + key + " as a dead letter (a later start may send it again)", unwrap(failure));
+                return Buried.FAILED;
+            }
+            worked();
+            return ours ? Buried.BURIED : Buried.ELSEWHERE;
+        });
+    }
+
+    /** @return the journal's dead letters, or null if there is no journal or it keeps none */
+    DeadLetterStore deadLetters() {
+        return journal == null ? null : journal.deadLetters();
     }
 
     /** Gives calls up so that the next claim of their service takes them. @return false if the store failed */

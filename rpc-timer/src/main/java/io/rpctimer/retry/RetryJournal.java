@@ -8,7 +8,8 @@ import java.util.concurrent.CompletionStage;
  * crash, a restart or a deploy, and move to a surviving instance of a fleet when their owner dies.
  *
  * <p>The retry lifecycle calls it at exactly these points: {@link #append} when a call fails back (before its caller
- * gets the empty result), {@link #fence} right before each retry is sent, {@link #remove} at the call's outcome,
+ * gets the empty result), {@link #fence} right before each retry is sent, {@link #remove} at the call's outcome
+ * ({@link #bury} when it is abandoned, if the journal keeps dead letters),
  * {@link #release} when a reference is destroyed while its application runs, {@link #claim} when a reference starts
  * and then periodically (its own entries from an earlier run, those of instances that are gone, and released ones),
  * and {@link #unpark} when room frees on the wheel for calls that were spilled past the in-memory cap. The success
@@ -88,6 +89,29 @@ public interface RetryJournal extends AutoCloseable {
      *     adopted it, or it was never written); completes exceptionally if the store failed
      */
     CompletionStage<Boolean> remove(CallKey key);
+
+    /**
+     * Moves a call this run holds into the journal's dead letters at its {@code ABANDONED} outcome, in one
+     * transaction: the dead letter is written and the pending call removed together, and only while this run still
+     * holds the call (a call another instance adopted is left to it). A dead letter of the same key is replaced.
+     * Returns at once and completes later, as {@link #remove}.
+     *
+     * <p>The default, for a journal that keeps no dead letters ({@link #deadLetters()} null), removes the call.
+     *
+     * @return true if this run's call was moved; false if this run holds no such call; completes exceptionally if
+     *     the store failed
+     */
+    default CompletionStage<Boolean> bury(CallKey key, Abandonment abandonment) {
+        return remove(key);
+    }
+
+    /**
+     * @return the dead letters this journal keeps (one set per application, shared by the instances of a fleet), or
+     *     null if it keeps none: the lifecycle then keeps them in memory
+     */
+    default DeadLetterStore deadLetters() {
+        return null;
+    }
 
     /**
      * Gives up calls this instance holds on its wheel (a reference destroyed while its application runs), so that

@@ -27,9 +27,11 @@ import java.util.function.LongSupplier;
  * ref.resume();                                                         // at reference start: journal entries
  * Admission a = ref.admit(method, retryId, call, bytes, provider, failure, wantsHandle);  // a call failed back
  * ref.onSuccess();                                                      // a call succeeded (the budget)
+ * lifecycle.deadLetters().replay(DeadLetterFilter.all(), 50);           // abandoned calls, again, 50 a second
  * ref.destroy();  lifecycle.close();                                    // HANDED_OVER
  * }</pre>
- * See {@link RetryReference} for the life of one call and the journal's failure rules.
+ * See {@link RetryReference} for the life of one call and the journal's failure rules, and {@link DeadLetters} for
+ * what becomes of an abandoned call.
  *
  * <p>Every step of every call is counted (per application here, per reference in {@link ReferenceState}), sent to
  * the listeners as a {@link RetryEvent} carrying the application (built only when someone listens), and recorded in a
@@ -56,6 +58,9 @@ public final class RetryLifecycle implements AutoCloseable {
     private final Set<RetryReference<?>> references = ConcurrentHashMap.newKeySet();
     /** What every reference of this lifecycle is built with. */
     private final Shared shared;
+    private final DeadLetters deadLetters;
+    /** Runs once per failed call this lifecycle takes on (the glue's JVM-wide count); never null. */
+    private final Runnable onFailedCall;
     private volatile boolean closed;
 
     /**
@@ -63,7 +68,7 @@ public final class RetryLifecycle implements AutoCloseable {
      * the one sink it reports to.
      */
     record Shared(String application, Timer timer, Executor executor, GuardedJournal journal,
-                  LongSupplier clockMillis, CallSink sink) {
+                  LongSupplier clockMillis, CallSink sink, DeadLetters deadLetters) {
     }
 
     private RetryLifecycle(Builder b) {
@@ -71,8 +76,11 @@ public final class RetryLifecycle implements AutoCloseable {
         this.listeners = new CopyOnWriteArrayList<>(b.listeners);
         this.clockMillis = b.clockMillis;
         this.history = new RetryHistory(b.historyCapacity);
-        this.shared = new Shared(application, b.timer, b.executor, new GuardedJournal(application, b.journal),
-                clockMillis, new Sink());
+        this.onFailedCall = b.onFailedCall;
+        GuardedJournal journal = new GuardedJournal(application, b.journal);
+        this.deadLetters = new DeadLetters(this, journal, b.deadLetterPolicy, clockMillis);
+        this.shared = new Shared(application, b.timer, b.executor, journal, clockMillis, new Sink(), deadLetters);
+        deadLetters.start(b.timer, b.executor);
     }
 
     /**
@@ -106,6 +114,7 @@ public final class RetryLifecycle implements AutoCloseable {
             closed = true;
             live = List.copyOf(references);
         }
+        deadLetters.close();
         live.forEach(r -> r.destroy(false));
     }
 
@@ -141,6 +150,14 @@ public final class RetryLifecycle implements AutoCloseable {
         return history.of(retryId);
     }
 
+    /**
+     * @return the application's dead letters: list, show, replay and purge them (kept in the journal if it keeps
+     *     them, else in memory)
+     */
+    public DeadLetters deadLetters() {
+        return deadLetters;
+    }
+
     public String application() {
         return application;
     }
@@ -154,6 +171,11 @@ public final class RetryLifecycle implements AutoCloseable {
 
     Shared shared() {
         return shared;
+    }
+
+    /** @return the live references, a weakly consistent view */
+    Set<RetryReference<?>> references() {
+        return references;
     }
 
     /** @return {@code reference}, now one of this lifecycle's */
@@ -177,6 +199,7 @@ public final class RetryLifecycle implements AutoCloseable {
             if (fromJournal) {
                 resumed.increment();
             }
+            onFailedCall.run();
         }
 
         @Override
@@ -256,6 +279,8 @@ public final class RetryLifecycle implements AutoCloseable {
         private final List<RetryListener> listeners = new ArrayList<>();
         private LongSupplier clockMillis = System::currentTimeMillis;
         private int historyCapacity = DEFAULT_HISTORY_CAPACITY;
+        private DeadLetterPolicy deadLetterPolicy = DeadLetterPolicy.defaults();
+        private Runnable onFailedCall = () -> { };
 
         private Builder(String application) {
             if (application == null) {
@@ -309,6 +334,30 @@ public final class RetryLifecycle implements AutoCloseable {
                 throw new IllegalArgumentException("historyCapacity: " + historyCapacity + " (expected: >= 1)");
             }
             this.historyCapacity = historyCapacity;
+            return this;
+        }
+
+        /**
+         * @param policy how many dead letters to keep, for how long, and how often a journal's are trimmed
+         *               (default {@link DeadLetterPolicy#defaults()})
+         */
+        public Builder deadLetters(DeadLetterPolicy policy) {
+            if (policy == null) {
+                throw new NullPointerException("policy: null (expected: a DeadLetterPolicy)");
+            }
+            this.deadLetterPolicy = policy;
+            return this;
+        }
+
+        /**
+         * @param onFailedCall runs once per failed call the lifecycle takes on — admitted, taken from the journal, or
+         *                     replayed — on the thread that takes it; must be cheap (e.g. a JVM-wide counter)
+         */
+        public Builder onFailedCall(Runnable onFailedCall) {
+            if (onFailedCall == null) {
+                throw new NullPointerException("onFailedCall: null");
+            }
+            this.onFailedCall = onFailedCall;
             return this;
         }
 

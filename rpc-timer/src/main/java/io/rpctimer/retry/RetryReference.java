@@ -47,9 +47,11 @@ import java.util.function.LongSupplier;
  *                                                                  back to SCHEDULED, the attempt not spent
  *  any state ─(destroy, application close, wheel stopped)─────────────────────────────▶ HANDED_OVER
  * </pre>
- * {@code journal.remove} runs at DELIVERED and ABANDONED; a HANDED_OVER call stays in the journal and resumes at
- * the next start, or with the instance that claims it ({@link #resume()}); without a journal it goes to the
- * reference's {@link HandOverSink}.
+ * {@code journal.remove} runs at DELIVERED; a call ABANDONED after a retry becomes a dead letter ({@link DeadLetters}:
+ * moved from the journal's pending calls to its dead letters, or kept in memory), from which an operator may replay it
+ * ({@link #readmit}, or back into the journal and out again by an unpark); a HANDED_OVER call stays in the journal and
+ * resumes at the next start, or with the instance that claims it ({@link #resume()}); without a journal it goes to
+ * the reference's {@link HandOverSink}.
  *
  * <h3>Fencing</h3>
  * Right before each send of a journaled call, the journal's {@link RetryJournal#fence} checks in the database that
@@ -98,6 +100,7 @@ public final class RetryReference<P> {
     private final LongSupplier clockMillis;
     private final GuardedJournal journal;
     private final CallSink sink;
+    private final DeadLetters deadLetters;
     private final BudgetGate gate;
     private final ParkedCalls parked;
     /** Per-reference counts of what {@link #sink} reports; written by the lifecycle. */
@@ -125,6 +128,7 @@ public final class RetryReference<P> {
         this.clockMillis = shared.clockMillis();
         this.journal = shared.journal();
         this.sink = shared.sink();
+        this.deadLetters = shared.deadLetters();
         this.maxPending = b.maxPending;
         this.overflow = b.overflow;
         this.gate = new BudgetGate(b.budget, timer, c -> dispatch(cast(c)));
@@ -520,10 +524,13 @@ public final class RetryReference<P> {
             Kept kept = keep(call, attempt);
             custody = kept.custody();
             reported = kept.failure();
+        }
+        String text = failure == null ? call.lastFailure() : FailureText.of(failure);
+        if (type == RetryEvent.Type.ABANDONED && attempt > 0) {
+            deadLetters.abandoned(call, attempt, provider, failure, text); // a dead letter, or removed
         } else if (type != RetryEvent.Type.HANDED_OVER && call.journaled != Journaled.NO) {
             journal.remove(call.key(), type);
         }
-        String text = failure == null ? call.lastFailure() : FailureText.of(failure);
         sink.step(type, call, attempt, provider, 0, reported, text, custody);
         if (call.handle != null) {
             call.handle.complete(new CallOutcome(type.outcome(), call.retryId(), attempt, provider, text,
@@ -632,6 +639,68 @@ public final class RetryReference<P> {
             arm(call, delayNanos);
         }
         return !ours;
+    }
+
+    // ------------------------------------------------------------------ replay of dead letters
+
+    /** @return whether this reference takes calls: not destroyed, and its glue's reference still exists */
+    boolean live() {
+        return !closed && alive.getAsBoolean();
+    }
+
+    /** @return whether this reference can decode {@code entry}'s call (a replay moves only those) */
+    boolean readable(RetryJournalEntry entry) {
+        try {
+            return decoder != null && decoder.decode(entry) != null;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    /**
+     * Paces every retry of this reference at {@code perSecond} until {@code untilEpochMillis}, on top of its budget:
+     * a replay's calls may reach the wheel late, and must not go all at once then.
+     */
+    void pace(double perSecond, long untilEpochMillis) {
+        LongSupplier nanos = () -> TimeUnit.MILLISECONDS.toNanos(clockMillis.getAsLong());
+        gate.pace(new Pacer(perSecond, TimeUnit.MILLISECONDS.toNanos(untilEpochMillis), nanos));
+    }
+
+    /** Dead letters of this service were moved back into the journal, parked and owned here: unpark them. */
+    void replayedIntoJournal() {
+        parked.mayHoldMore();
+        parked.maybeUnpark();
+    }
+
+    /**
+     * Puts a dead letter kept in memory back on the wheel, its first retry due at {@code dueEpochMillis}, with its
+     * original {@code retry.id} and the retries of its policy.
+     *
+     * @param payload the glue's in-memory call the dead letter kept
+     * @return false if the reference is closed or its pending cap is full (the dead letter stays)
+     */
+    boolean readmit(DeadLetter letter, Object payload, long dueEpochMillis) {
+        if (!live()) {
+            return false;
+        }
+        if (pending.incrementAndGet() > maxPending) {
+            pending.decrementAndGet();
+            return false;
+        }
+        RetryCall<P> call = new RetryCall<>(this, policies.apply(letter.method()), letter.retryId(), letter.method(),
+                castPayload(payload), letter.firstFailureEpochMillis(), null);
+        call.progress(0, FailureText.shared(letter.lastProvider()), FailureText.shared(letter.lastFailure()));
+        sink.failed(this, false);
+        calls.add(call);
+        long delayNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, dueEpochMillis - clockMillis.getAsLong()));
+        step(RetryEvent.Type.SCHEDULED, call, 1, call.lastProvider(), delayNanos, null);
+        arm(call, delayNanos);
+        return true;
+    }
+
+    @SuppressWarnings("unchecked")
+    private P castPayload(Object payload) {
+        return (P) payload; // kept by this lifecycle from a call of a reference of the same glue
     }
 
     // ------------------------------------------------------------------ stop, success, state

@@ -8,6 +8,7 @@ import static org.mockito.Mockito.when;
 
 import io.netty.channel.Channel;
 import java.net.InetSocketAddress;
+import java.util.List;
 import org.apache.dubbo.qos.api.Cmd;
 import org.apache.dubbo.qos.api.CommandContext;
 import org.apache.dubbo.qos.api.PermissionLevel;
@@ -49,6 +50,26 @@ class FailbackCommandTest {
     void anonymousForeignProtectedClient_getsAHistory() {
         String history = command.execute(foreign("PROTECTED", "failback", "r-1"), new String[] {"r-1"});
         assertTrue(history.startsWith("retry.id=r-1: no recorded step"), history);
+    }
+
+    @Test
+    void anonymousForeignPublicClient_cannotListReplayOrPurgeDeadLetters() {
+        for (String[] args : List.of(new String[] {"dead"}, new String[] {"replay", "all"},
+                new String[] {"purge", "older=1d"})) {
+            CommandContext context = foreign("PUBLIC", "failback", args);
+            String out = command.execute(context, args);
+            assertTrue(out.startsWith("Permission denied: 'failback " + args[0] + "' requires PROTECTED"), out);
+            assertEquals(403, context.getHttpCode());
+        }
+    }
+
+    @Test
+    void anonymousForeignProtectedClient_mayReplayAndPurge() {
+        for (String[] args : List.of(new String[] {"replay", "all"}, new String[] {"purge", "all"})) {
+            CommandContext context = foreign("PROTECTED", "failback", args);
+            assertEquals("no application with a wheelfailback reference", command.execute(context, args));
+            assertEquals(200, context.getHttpCode());
+        }
     }
 
     @Test

@@ -28,7 +28,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.dubbo.config.ReferenceConfig;
-import org.h2.jdbcx.JdbcConnectionPool;
 import org.apache.dubbo.rpc.RpcContext;
 import org.apache.dubbo.rpc.RpcException;
 import org.junit.jupiter.api.AfterAll;
@@ -38,7 +37,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.postgresql.ds.PGConnectionPoolDataSource;
 
 /**
  * The {@code retrydedup} provider filter over real Dubbo RPC on 127.0.0.1, with the in-memory store and with a
@@ -52,30 +50,20 @@ class RetryDedupFilterIT {
 
     private static final String SHARED = "shared";
     private static final int CALLS = 20;
-    private static EmbeddedPostgres postgres;
-    private static JdbcConnectionPool pool;
+    private static PooledPostgres postgres;
 
     private final List<AutoCloseable> nodes = new ArrayList<>();
     private final List<ScriptedGreetingService> services = new ArrayList<>();
 
     @BeforeAll
     static void startPostgres() throws Exception {
-        postgres = EmbeddedPostgres.start();
-        PGConnectionPoolDataSource cpds = new PGConnectionPoolDataSource();
-        cpds.setServerNames(new String[] {"127.0.0.1"});
-        cpds.setPortNumbers(new int[] {postgres.getPort()});
-        cpds.setDatabaseName("postgres");
-        cpds.setUser("postgres");
-        pool = JdbcConnectionPool.create(cpds); // a connection per call would fork a server process per call
-        RetryDedupFilter.registerStore(SHARED, new JdbcDedupStore(pool, DedupWindows.defaults()));
+        postgres = PooledPostgres.start(10);
+        RetryDedupFilter.registerStore(SHARED, new JdbcDedupStore(postgres.dataSource(), DedupWindows.defaults()));
     }
 
     @AfterAll
     static void stopPostgres() throws Exception {
         RetryDedupFilter.unregisterStore(SHARED);
-        if (pool != null) {
-            pool.dispose();
-        }
         if (postgres != null) {
             postgres.close();
         }

@@ -1,5 +1,10 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.Abandonment;
+import io.rpctimer.retry.DeadLetter;
+import io.rpctimer.retry.DeadLetterFilter;
+import io.rpctimer.retry.DeadLetterPage;
+import io.rpctimer.retry.DeadLetterStore;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalEntry;
 import io.rpctimer.retry.RetryJournalException;
@@ -227,6 +232,43 @@ abstract class SharedDatabaseJournalContract {
         }
         assertEquals(1_600, owned("a"));
         assertEquals(1_600, j.unpark(APP, SVC, 10_000).size());
+    }
+
+    @Test
+    void deadLettersAreBuriedListedTrimmedAndEachRevivedOnceByRacingInstances() throws Exception {
+        JdbcRetryJournal a = journal(database(), "a", Duration.ofSeconds(30));
+        JdbcRetryJournal b = journal(database(), "b", Duration.ofSeconds(30));
+        Abandonment down = new Abandonment(2, "10.0.0.7:20880", "java.io.IOException: down", "java.io.IOException");
+        for (int i = 0; i < 300; i++) {
+            a.append(entry("d" + i, i), false);
+            assertTrue(done(a.bury(key("d" + i), down)), "d" + i);
+        }
+        DeadLetterPage page = b.deadLetters().list(APP, DeadLetterFilter.all().failureClass("java.io.IOException"),
+                2, 100);
+        assertEquals(300, page.total(), "every instance sees the same dead letters");
+        assertEquals(100, page.letters().size());
+        DeadLetter first = page.letters().get(0);
+        assertEquals(("payload-" + first.retryId()).length(), first.payloadBytes());
+        assertEquals(0, owned("a"), "moved out of the pending calls");
+
+        assertEquals(50, a.deadLetters().trim(APP, Duration.ofDays(1).toMillis(), 250).dropped());
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        List<Future<DeadLetterStore.Revived>> revives = new ArrayList<>();
+        try {
+            for (JdbcRetryJournal j : List.of(a, b, a, b)) {
+                revives.add(pool.submit(() -> j.deadLetters().revive(APP, DeadLetterFilter.all(), Set.of(SVC),
+                        (l, p) -> 1_000)));
+            }
+            long revived = 0;
+            for (Future<DeadLetterStore.Revived> f : revives) {
+                revived += f.get(60, TimeUnit.SECONDS).total();
+            }
+            assertEquals(250, revived, "each dead letter revived by one instance");
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(250, owned("a") + owned("b"));
+        assertEquals(0, a.deadLetters().purge(APP, DeadLetterFilter.all()));
     }
 
     private int owned(String owner) throws SQLException {

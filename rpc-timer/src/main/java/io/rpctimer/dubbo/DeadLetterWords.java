@@ -1,0 +1,127 @@
+package io.rpctimer.dubbo;
+
+import io.rpctimer.retry.DeadLetterFilter;
+import io.rpctimer.retry.DeadLetters;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The words of one {@code failback dead|replay|purge ...} command, read and checked: the sub-command, the target (a
+ * {@code retry.id}, {@code all}, or {@code name=value} criteria of a {@link DeadLetterFilter}), and the options
+ * {@code app=}, {@code page=}, {@code size=} (for {@code dead}) and {@code rate=} (for {@code replay}).
+ *
+ * <p><b>Threading:</b> immutable once read.
+ *
+ * @param command  {@code dead}, {@code replay} or {@code purge}
+ * @param app      the application to act on, or null for every one of the framework
+ * @param retryId  the bare {@code retry.id} given, or null
+ * @param filter   the dead letters meant (with the {@code retry.id}, if one was given)
+ * @param page     for {@code dead}, the page, 1-based
+ * @param pageSize for {@code dead}, dead letters per page
+ * @param perSecond for {@code replay}, the pace asked for, or 0 for the retry budget's
+ */
+record DeadLetterWords(String command, String app, String retryId, DeadLetterFilter filter, int page, int pageSize,
+                       double perSecond) {
+
+    static final int DEFAULT_PAGE_SIZE = 20;
+
+    /**
+     * @param args the command's arguments, {@code args[0]} the sub-command
+     * @throws IllegalArgumentException naming the argument and its value, if one is not understood
+     */
+    static DeadLetterWords read(String[] args) {
+        String command = args[0];
+        String app = null;
+        String retryId = null;
+        boolean all = false;
+        Map<String, String> criteria = new LinkedHashMap<>();
+        Map<String, String> options = new LinkedHashMap<>();
+        for (int i = 1; i < args.length; i++) {
+            String word = args[i] == null ? "" : args[i].trim();
+            int eq = word.indexOf('=');
+            if (word.equalsIgnoreCase("all")) {
+                all = true;
+            } else if (eq > 0) {
+                String name = word.substring(0, eq).toLowerCase(Locale.ROOT);
+                (option(name) ? options : criteria).put(name, word.substring(eq + 1));
+            } else if (retryId == null && !word.isEmpty() && eq < 0) {
+                retryId = word;
+            } else {
+                throw new IllegalArgumentException("argument: '" + word + "' (expected: one retry.id, 'all', or"
+                        + " name=value with a name of " + String.join(", ", DeadLetterFilter.CRITERIA)
+                        + ", app, page, size, rate)");
+            }
+        }
+        app = options.remove("app");
+        checkOptions(command, options);
+        DeadLetterFilter filter = DeadLetterFilter.parse(criteria);
+        if (retryId != null) {
+            filter = filter.withRetryId(retryId);
+        }
+        checkTarget(command, all, filter);
+        return new DeadLetterWords(command, app, retryId, filter, number(options, "page", 1, Integer.MAX_VALUE, 1),
+                number(options, "size", 1, DeadLetters.MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE), rate(options));
+    }
+
+    private static boolean option(String name) {
+        return name.equals("app") || name.equals("page") || name.equals("size") || name.equals("rate");
+    }
+
+    /** A change needs a target said out loud: {@code all} never by omission, and never with criteria. */
+    private static void checkTarget(String command, boolean all, DeadLetterFilter filter) {
+        if (all && !filter.isAll()) {
+            throw new IllegalArgumentException("all: given with the filter " + filter
+                    + " (expected: either 'all', or a retry.id or filter)");
+        }
+        if (!command.equals("dead") && !all && filter.isAll()) {
+            throw new IllegalArgumentException("target: none (expected: a retry.id, 'all', or a filter such as"
+                    + " service=... or older=7d: failback " + command + " <retry.id|all|filter>)");
+        }
+    }
+
+    private static int number(Map<String, String> options, String name, int min, int max, int defaultValue) {
+        String raw = options.remove(name);
+        if (raw == null) {
+            return defaultValue;
+        }
+        try {
+            int n = Integer.parseInt(raw.trim());
+            if (n >= min && n <= max) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException(name + ": '" + raw + "' (expected: a whole number, " + min + " to " + max
+                + ")");
+    }
+
+    /** {@code page=} and {@code size=} belong to {@code dead}, {@code rate=} to {@code replay}. */
+    private static void checkOptions(String command, Map<String, String> options) {
+        for (String name : options.keySet()) {
+            boolean fits = name.equals("rate") ? command.equals("replay") : command.equals("dead");
+            if (!fits) {
+                throw new IllegalArgumentException(name + ": '" + options.get(name) + "' given to '" + command
+                        + "' (expected: page= and size= for dead, rate= for replay, app= for any)");
+            }
+        }
+    }
+
+    private static double rate(Map<String, String> options) {
+        String raw = options.remove("rate");
+        if (raw == null) {
+            return 0;
+        }
+        try {
+            double r = Double.parseDouble(raw.trim());
+            if (r > 0 && r <= DeadLetters.MAX_PER_SECOND) {
+                return r;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("rate: '" + raw + "' (expected: replays per second, > 0 and <= "
+                + (long) DeadLetters.MAX_PER_SECOND + ")");
+    }
+}
