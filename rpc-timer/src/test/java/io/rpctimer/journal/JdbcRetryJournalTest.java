@@ -196,8 +196,8 @@ class JdbcRetryJournalTest {
         int count = JdbcRetryJournal.PAGE + 500;
         List<String> dueOrder = earlierRun(count);
         JdbcRetryJournal restarted = journal("a");
-        // the claim commits its adoption, then its first page; its second page's commit fails
-        db.failCommit = db.commits.get() + 3;
+        // the claim commits its first page; its second page's commit fails
+        db.failCommit = db.commits.get() + 2;
 
         List<String> first = ids(restarted.claim(APP, SVC, count));
         List<String> rest = ids(restarted.claim(APP, SVC, count));
@@ -211,7 +211,7 @@ class JdbcRetryJournalTest {
     void pageFailingOnTheFirstPage_throws_andHandsOutNothing() throws Exception {
         List<String> dueOrder = earlierRun(10);
         JdbcRetryJournal restarted = journal("a");
-        db.failCommit = db.commits.get() + 2;
+        db.failCommit = db.commits.get() + 1;
 
         assertThrows(RetryJournalException.class, () -> restarted.claim(APP, SVC, 10));
 
