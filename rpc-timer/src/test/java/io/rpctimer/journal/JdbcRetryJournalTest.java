@@ -131,6 +131,31 @@ class JdbcRetryJournalTest {
         assertEquals(List.of("r1"), ids(journal("a").claim(APP, SVC, 10)));
     }
 
+    /**
+     * Each fence and remove carries a timeout; one that completed in time must cost nothing when its timeout passes
+     * (the JDK's delayed executor starts a thread per task where its common pool has one thread: on two cores).
+     */
+    @Test
+    void writesDoneBeforeTheirTimeout_startNoThreadWhenItPasses() throws Exception {
+        JdbcRetryJournal appender = journal("a");
+        int n = 500;
+        for (int i = 0; i < n; i++) {
+            appender.append(entry("r" + i, i), false);
+        }
+        JdbcRetryJournal j = journal("a", Duration.ofMillis(300));
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long started = threads.getTotalStartedThreadCount();
+        List<CompletableFuture<Boolean>> removes = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            removes.add(j.remove(key("r" + i)).toCompletableFuture());
+        }
+        for (CompletableFuture<Boolean> r : removes) {
+            r.handle((removed, slow) -> removed).get(10, TimeUnit.SECONDS); // a busy machine may time some out
+        }
+        await().during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(5))
+                .until(() -> threads.getTotalStartedThreadCount() - started < 20);
+    }
+
     @Test
     void unpark_handsBackParkedEntriesEarliestDueFirst_inBoundedPages() throws Exception {
         JdbcRetryJournal j = journal("a");
