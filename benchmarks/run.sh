@@ -8,10 +8,17 @@
 #                                          configuration in each position equally often (quick 4, full 8 rounds)
 #   massfailure/massfailure-<mode>[-<label>].{json,md,log}  N calls while every provider fails, then recovery:
 #                                          failback and wheelfailback
+#   durable/durable-<mode>.{json,md,log}   the durable path against db-scheduler on one embedded PostgreSQL: calls due at
+#                                          once drained by 1, 2 and 4 instances (JVMs) of each, rounds alternating;
+#                                          calls/s, transactions and CPU per call (docs/benchmarks/durable-path.md)
+#   million/million-<mode>.{json,md,log}   1,000,000 calls spilled past failbacktasks (embedded H2, then PostgreSQL):
+#                                          heap, file size, claims at restart, delivery at the budget's rate
+#                                          (docs/benchmarks/million-spilled.md)
 #
 #   benchmarks/run.sh quick [all]          # every part, short: about 18 min on a quiet 2-core machine
 #   benchmarks/run.sh full [all]           # every part, as published in docs/benchmarks.md: about 45 min
-#   benchmarks/run.sh quick|full timer|failback|happypath|massfailure    # one part only
+#   benchmarks/run.sh quick|full timer|failback|happypath|massfailure|durable|million    # one part only
+#                                          # (durable and million are not part of "all": run them on their own)
 #   benchmarks/run.sh full timer --jdk /usr/lib/jvm/temurin-25-jdk-amd64 # the timer part on another JDK: its JMH
 #                                          # forks and harness JVMs run on it too; files timer/timer-full-jdk25.*
 #   benchmarks/run.sh full timer --cases scheduleCancel [--forks 8]
@@ -26,17 +33,18 @@
 #                                          # the targets on all of them, each with its 95% bootstrap interval
 #
 # Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 32 min (its case 1 alone: 4 / 26) (the same on --jdk),
-# failback 2 / 3 min, happypath 7 / 15 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster).
+# failback 2 / 3 min, happypath 7 / 15 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster),
+# durable 8 / 60 min, million 6 / 40 min.
 #
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
 # record how much CPU other processes used, but on two cores anything else running skews the numbers.
 set -euo pipefail
-usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure] [--jdk <java home>] [--cases list] [--forks n] [--label name] [--clusters list] [--param key=value]..."
+usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure|durable|million] [--jdk <java home>] [--cases list] [--forks n] [--label name] [--clusters list] [--param key=value]..."
 mode="${1:-quick}"
 part="${2:-all}"
 shift $(( $# < 2 ? $# : 2 ))
 case "$mode" in quick|full) ;; *) echo "$usage" >&2; exit 2 ;; esac
-case "$part" in all|timer|failback|happypath|massfailure) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case "$part" in all|timer|failback|happypath|massfailure|durable|million) ;; *) echo "$usage" >&2; exit 2 ;; esac
 java=java
 jvm_label=""
 timer_props=()
@@ -92,7 +100,7 @@ jar=benchmarks/target/benchmarks.jar
 out=benchmarks/results
 
 status=0
-wants() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+wants() { [ "$part" = "$1" ] || { [ "$part" = all ] && [ "$1" != durable ] && [ "$1" != million ]; }; }
 if wants timer; then
     suffix=${jvm_label:+-$jvm_label}
     for p in ${timer_props[@]+"${timer_props[@]}"}; do
@@ -122,5 +130,24 @@ if wants massfailure; then
     "$java" -Xms2g -Xmx2g "${props[@]}" -cp "$jar" io.rpctimer.bench.massfailure.MassFailureComparison "$mode" \
         "$out/massfailure" ${params[@]+"${params[@]}"} 2> "$out/massfailure/massfailure-$mode$mf_label.log" \
         || status=1
+fi
+if wants durable; then
+    # the workers' log lines go to durable-<mode>.log; the tables are also spliced into the doc page
+    mkdir -p "$out/durable"
+    "$java" -Xmx1g "${props[@]}" -cp "$jar" io.rpctimer.bench.durable.DurableComparison "$mode" "$out/durable" \
+        > "$out/durable/durable-$mode.md" 2> "$out/durable/durable-$mode.log" || status=1
+    if [ "$mode" = full ]; then
+        "$java" -cp "$jar" io.rpctimer.bench.durable.DurableReport "$out/durable/durable-full.json" \
+            --doc docs/benchmarks/durable-path.md > /dev/null || status=1
+    fi
+fi
+if wants million; then
+    mkdir -p "$out/million"
+    "$java" -Xmx1g "${props[@]}" -cp "$jar" io.rpctimer.bench.million.MillionSpill "$mode" "$out/million" \
+        > "$out/million/million-$mode.md" 2> "$out/million/million-$mode.log" || status=1
+    if [ "$mode" = full ]; then
+        "$java" -cp "$jar" io.rpctimer.bench.million.MillionReport "$out/million/million-full.json" \
+            --doc docs/benchmarks/million-spilled.md > /dev/null || status=1
+    fi
 fi
 exit $status

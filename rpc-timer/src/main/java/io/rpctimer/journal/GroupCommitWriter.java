@@ -20,6 +20,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
@@ -63,6 +65,12 @@ final class GroupCommitWriter implements AutoCloseable {
     private final long timeoutMillis;
     private final BlockingQueue<JournalWrite> queue;
     private final Thread thread;
+    /**
+     * Ends the wait of a {@link #submit} that ran out of time: one daemon thread per writer, each write's timeout
+     * cancelled (and dropped from its queue) when the write completes, so a write costs no thread and nothing stays
+     * queued after it.
+     */
+    private final ScheduledThreadPoolExecutor timeouts;
     /** Written by close(), read by the writer thread. */
     private volatile boolean closing;
     /** Written by the writer thread: the last failure's text, null while commits succeed. */
@@ -89,6 +97,12 @@ final class GroupCommitWriter implements AutoCloseable {
         this.queue = new ArrayBlockingQueue<>(queueCapacity);
         // a store that is down fails every commit: one line with the stack trace, then a count every 10 s
         this.failures = new FailureLog(LOG, System.Logger.Level.WARNING, storeName + ": commits failed");
+        this.timeouts = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "rpc-timer-journal-timeouts-" + owner);
+            t.setDaemon(true);
+            return t;
+        });
+        timeouts.setRemoveOnCancelPolicy(true);
         this.thread = new Thread(this::run, "rpc-timer-journal-writer-" + owner);
         thread.setDaemon(true);
         thread.start();
@@ -113,11 +127,12 @@ final class GroupCommitWriter implements AutoCloseable {
                 result.completeExceptionally(failed(write, failure));
             }
         });
-        CompletableFuture.delayedExecutor(timeoutMillis, TimeUnit.MILLISECONDS).execute(() -> {
+        ScheduledFuture<?> timeout = timeouts.schedule(() -> {
             if (!result.isDone()) {
                 result.completeExceptionally(timedOut(write));
             }
-        });
+        }, timeoutMillis, TimeUnit.MILLISECONDS);
+        result.whenComplete((outcome, failure) -> timeout.cancel(false));
         return result;
     }
 
@@ -492,5 +507,6 @@ final class GroupCommitWriter implements AutoCloseable {
         while ((w = queue.poll()) != null) {
             w.done.completeExceptionally(new IllegalStateException(storeName + ": closed before commit"));
         }
+        timeouts.shutdown(); // the timeouts still pending run, then its thread ends
     }
 }

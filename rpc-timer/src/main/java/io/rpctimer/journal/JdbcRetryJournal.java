@@ -48,18 +48,21 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <h3>Ownership, leases and fencing</h3>
  * With a lease (the default, 30 s), the instance registers a lease at build and renews it every lease/3
- * ({@link LeaseKeeper}); every lease is judged by the database's clock. {@link #claim} adopts the calls of instances
- * whose lease has expired, and released calls, with one conditional UPDATE per dead owner
- * ({@code SET owner = me WHERE owner = dead AND its lease has expired}), so two instances never both own a call. Each
+ * ({@link LeaseKeeper}); every lease is judged by the database's clock. {@link #claim} and {@link #unpark} adopt the
+ * calls of instances whose lease has expired, and released calls, as many as they hand out and no more, each with a
+ * conditional UPDATE ({@code SET owner = me WHERE owner = dead AND its lease has expired}), so two instances never
+ * both own a call, and survivors share a dead instance's calls (on PostgreSQL and MySQL a page is read
+ * {@code FOR UPDATE SKIP LOCKED}: survivors adopting at once take different calls). Each
  * send is fenced: {@link #fence} is one conditional UPDATE that succeeds only if this run still holds the call and its
  * lease outlasts the send by a third of a lease, so an adoption (which needs the lease expired) and a successful fence
  * of the same call exclude each other, whatever the hosts' clocks say. Without a lease (an embedded file only this
  * process can open), nobody else writes the tables, and fences check the run only.
  *
  * <h3>Claim and unpark</h3>
- * Calls are handed out in pages of {@value #PAGE}, earliest due first (keyset on {@code (due_at, retry_id, method)},
- * read in the order of the claim index), each page read, marked with this run's id and committed in one
- * transaction: a call is never marked as on this run's wheel unless the call that marked it returns it.
+ * Calls are handed out in pages of {@value #PAGE}, this instance's own first, then a dead instance's, each earliest
+ * due first (keyset on {@code (due_at, retry_id, method)}, read in the order of the claim index), each page read,
+ * marked with this run's id (and owner) and committed in one transaction: a call is never marked as on this run's
+ * wheel unless the call that marked it returns it.
  *
  * <p><b>Threading:</b> thread-safe. Appends block the calling thread (bounded by the write timeout); fences and
  * removes complete on the writer's thread (or a timer's, at the write timeout); claim, unpark and release run on the
@@ -198,29 +201,30 @@ public final class JdbcRetryJournal implements RetryJournal {
      * {@inheritDoc}
      *
      * <p>This instance's own entries that an earlier run scheduled (their {@code run_id} is not this journal's)
-     * are handed out like parked ones, and compete with the adopted ones on due time for the {@code limit}; a
-     * later claim of the same service (a second reference) never hands out entries this run has on a wheel.
+     * are handed out like parked ones; a later claim of the same service (a second reference) never hands out
+     * entries this run has on a wheel. Adoption is bounded by {@code limit}: entries of a dead instance past it stay
+     * its own, for this instance's next {@link #unpark} or claim, or another survivor's, so that survivors share a
+     * dead instance's calls instead of the first claim taking them all.
      */
     @Override
     public List<RetryJournalEntry> claim(String application, String serviceKey, int limit)
             throws RetryJournalException {
         checkService(application, serviceKey, limit);
-        return inTransaction("claim of " + serviceKey, c -> {
-            int adopted = adoptExpired(c, application, serviceKey);
-            c.commit();
-            if (adopted > 0) {
-                LOG.log(System.Logger.Level.INFO, "{0}: adopted {1} entries of {2} from instances whose lease"
-                        + " expired", storeName, adopted, serviceKey);
-            }
-            return unpark(c, application, serviceKey, limit);
-        });
+        return inTransaction("claim of " + serviceKey, c -> handOut(c, application, serviceKey, limit, true));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>When this instance has fewer parked entries than {@code limit}, the rest is adopted from instances whose
+     * lease has expired (and released entries), as {@link #claim} does, so that room freed on the wheel drains a dead
+     * instance's backlog without waiting for the next periodic claim.
+     */
     @Override
     public List<RetryJournalEntry> unpark(String application, String serviceKey, int limit)
             throws RetryJournalException {
         checkService(application, serviceKey, limit);
-        return inTransaction("unpark of " + serviceKey, c -> unpark(c, application, serviceKey, limit));
+        return inTransaction("unpark of " + serviceKey, c -> handOut(c, application, serviceKey, limit, false));
     }
 
     private <T> T inTransaction(String what, Transactions.Work<T> work) throws RetryJournalException {
@@ -238,57 +242,35 @@ public final class JdbcRetryJournal implements RetryJournal {
         return transactions.prepare(c, text);
     }
 
-    private int adoptExpired(Connection c, String application, String serviceKey) throws SQLException {
-        List<String> dead = new ArrayList<>();
-        try (PreparedStatement st = prepare(c, sql.deadOwners)) {
-            st.setString(1, application);
-            st.setString(2, serviceKey);
-            st.setString(3, owner);
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    dead.add(rs.getString(1));
-                }
-            }
-        }
-        int adopted = 0;
-        try (PreparedStatement st = prepare(c, sql.adopt)) {
-            for (String d : dead) {
-                st.setString(1, owner);
-                st.setString(2, application);
-                st.setString(3, serviceKey);
-                st.setString(4, d);
-                st.setString(5, d);
-                adopted += st.executeUpdate();
-            }
-        }
-        return adopted;
+    /** Whose entries a hand-out takes: this instance's own, or a dead instance's (adopted as they are taken). */
+    private record Source(String owner, String select, String mark) {
     }
 
     /**
-     * Pages through parked entries in claim order (due_at, retry_id) until {@code limit} are handed out or none is
-     * left, committing each page: an entry is marked scheduled by this run in the transaction that hands it out.
-     * A page that fails after earlier pages committed is rolled back, and the committed pages are returned (they are
-     * this run's now); its entries stay claimable. A failure on the first page throws, handing nothing out.
+     * Hands out up to {@code limit} entries: this instance's parked (or earlier-run) ones first, then entries adopted
+     * from dead instances, each source earliest due first, a page per transaction. A page that fails after earlier
+     * pages committed is rolled back, and the committed pages are returned (they are this run's now); its entries
+     * stay claimable. A failure on the first page throws, handing nothing out.
+     *
+     * @param everyDeadOwner whether to look for dead owners among the entries themselves (a claim: also owners that
+     *                       have no instance row), or only among expired leases and released entries (an unpark)
      */
-    private List<RetryJournalEntry> unpark(Connection c, String application, String serviceKey, int limit)
-            throws SQLException {
+    private List<RetryJournalEntry> handOut(Connection c, String application, String serviceKey, int limit,
+                                            boolean everyDeadOwner) throws SQLException {
         List<RetryJournalEntry> out = new ArrayList<>(Math.min(limit, 4096));
-        ParkedPage.Key after = ParkedPage.Key.FIRST;
+        int adopted = 0;
         try {
-            while (out.size() < limit) {
-                int want = Math.min(limit - out.size(), PAGE);
-                ParkedPage page;
-                try (PreparedStatement st = prepare(c, sql.selectParked)) {
-                    page = ParkedPage.read(st, owner, runId, application, serviceKey, after, want);
+            pages(c, new Source(owner, sql.selectParked, sql.unparkOne), application, serviceKey, limit, out);
+            if (out.size() < limit) {
+                int own = out.size();
+                for (String dead : deadOwners(c, application, serviceKey, everyDeadOwner)) {
+                    if (out.size() >= limit) {
+                        break;
+                    }
+                    pages(c, new Source(dead, sql.selectAdoptable, sql.adoptOne), application, serviceKey, limit,
+                            out);
                 }
-                quarantine(c, page.corrupt());
-                List<RetryJournalEntry> marked = markScheduled(c, page.entries());
-                c.commit();
-                out.addAll(marked);
-                if (page.rows() < want) {
-                    break;
-                }
-                after = page.last();
+                adopted = out.size() - own;
             }
         } catch (SQLException e) {
             if (out.isEmpty()) {
@@ -298,7 +280,59 @@ public final class JdbcRetryJournal implements RetryJournal {
             LOG.log(System.Logger.Level.WARNING, "{0}: handing out {1} entries of {2}; a later page failed and"
                     + " its entries stay for the next claim: {3}", storeName, out.size(), serviceKey, e);
         }
+        if (adopted > 0) {
+            LOG.log(everyDeadOwner ? System.Logger.Level.INFO : System.Logger.Level.DEBUG, "{0}: adopted {1}"
+                    + " entries of {2} from instances whose lease expired", storeName, adopted, serviceKey);
+        }
         return out;
+    }
+
+    /**
+     * @return owners of the service's entries that another instance may adopt now: released entries and instances
+     *     whose lease has expired; with {@code everyOwner}, also owners of entries that have no instance row
+     */
+    private List<String> deadOwners(Connection c, String application, String serviceKey, boolean everyOwner)
+            throws SQLException {
+        List<String> dead = new ArrayList<>();
+        try (PreparedStatement st = prepare(c, everyOwner ? sql.deadOwners : sql.expiredOwners)) {
+            st.setString(1, application);
+            st.setString(2, serviceKey);
+            st.setString(3, owner);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    dead.add(rs.getString(1));
+                }
+            }
+        }
+        if (!everyOwner && !owner.equals(JournalSql.RELEASED)) {
+            dead.add(JournalSql.RELEASED);
+        }
+        return dead;
+    }
+
+    /**
+     * Pages through {@code from}'s entries in claim order (due_at, retry_id) until {@code out} holds {@code limit}
+     * or none is left, committing each page: an entry is marked scheduled by this run (and, for a dead owner's,
+     * made this instance's) in the transaction that hands it out.
+     */
+    private void pages(Connection c, Source from, String application, String serviceKey, int limit,
+                       List<RetryJournalEntry> out) throws SQLException {
+        ParkedPage.Key after = ParkedPage.Key.FIRST;
+        while (out.size() < limit) {
+            int want = Math.min(limit - out.size(), PAGE);
+            ParkedPage page;
+            try (PreparedStatement st = prepare(c, from.select())) {
+                page = ParkedPage.read(st, from.owner(), runId, application, serviceKey, after, want);
+            }
+            quarantine(c, from.owner(), page.corrupt());
+            List<RetryJournalEntry> marked = markScheduled(c, from, page.entries());
+            c.commit();
+            out.addAll(marked);
+            if (page.rows() < want) {
+                return;
+            }
+            after = page.last();
+        }
     }
 
     private static void rollbackQuietly(Connection c, SQLException failure) {
@@ -310,12 +344,13 @@ public final class JdbcRetryJournal implements RetryJournal {
     }
 
     /**
-     * Marks {@code entries} (one page, in claim order) scheduled by this run, in primary-key order: consecutive
-     * updates then fall on the same B-tree pages, which H2 rewrites once instead of once per entry.
+     * Marks {@code entries} (one page of {@code from}'s, in claim order) scheduled by this run, and this instance's,
+     * in primary-key order: consecutive updates then fall on the same B-tree pages, which H2 rewrites once instead of
+     * once per entry. A dead owner's entry is taken only while its lease is still expired.
      *
      * @return the entries marked, in claim order
      */
-    private List<RetryJournalEntry> markScheduled(Connection c, List<RetryJournalEntry> entries)
+    private List<RetryJournalEntry> markScheduled(Connection c, Source from, List<RetryJournalEntry> entries)
             throws SQLException {
         if (entries.isEmpty()) {
             return entries;
@@ -323,17 +358,27 @@ public final class JdbcRetryJournal implements RetryJournal {
         List<RetryJournalEntry> byKey = new ArrayList<>(entries);
         byKey.sort(Comparator.comparing(RetryJournalEntry::retryId).thenComparing(RetryJournalEntry::method));
         Set<CallKey> taken = new HashSet<>();
-        try (PreparedStatement st = prepare(c, sql.unparkOne)) {
+        boolean own = from.owner().equals(owner);
+        try (PreparedStatement st = prepare(c, from.mark())) {
             for (RetryJournalEntry e : byKey) {
-                st.setString(1, runId);
-                int i = EntryRows.bindKey(st, 2, e.key());
-                st.setString(i, owner);
-                st.setString(i + 1, runId);
+                int i;
+                if (own) {
+                    st.setString(1, runId);
+                    i = EntryRows.bindKey(st, 2, e.key());
+                    st.setString(i, owner);
+                    st.setString(i + 1, runId);
+                } else {
+                    st.setString(1, owner);
+                    st.setString(2, runId);
+                    i = EntryRows.bindKey(st, 3, e.key());
+                    st.setString(i, from.owner());
+                    st.setString(i + 1, from.owner());
+                }
                 st.addBatch();
             }
             int[] counts = st.executeBatch();
             for (int i = 0; i < counts.length; i++) {
-                // 0: another unpark of this instance took it between our SELECT and this UPDATE
+                // 0: another hand-out (of this instance, or of another survivor) took it after our SELECT
                 if (counts[i] > 0 || counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
                     taken.add(byKey.get(i).key());
                 }
@@ -348,7 +393,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         return mine;
     }
 
-    private void quarantine(Connection c, List<ParkedPage.Corrupt> corrupt) throws SQLException {
+    private void quarantine(Connection c, String rowOwner, List<ParkedPage.Corrupt> corrupt) throws SQLException {
         if (corrupt.isEmpty()) {
             return;
         }
@@ -357,7 +402,7 @@ public final class JdbcRetryJournal implements RetryJournal {
                 LOG.log(System.Logger.Level.ERROR, "{0}: call {1} in table {2} is corrupt and skipped (kept,"
                         + " quarantined = TRUE): {3}", storeName, bad.key(), sql.callTable, bad.reason());
                 int i = EntryRows.bindKey(st, 1, bad.key());
-                st.setString(i, owner);
+                st.setString(i, rowOwner);
                 st.addBatch();
             }
             st.executeBatch();

@@ -13,22 +13,24 @@ import java.util.Locale;
 public enum JournalDialect {
 
     /** H2 2.x: the embedded default. */
-    H2("VARBINARY", true, "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)"),
+    H2("VARBINARY", true, false, "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)"),
     /** PostgreSQL 9.5 and later: the fleet's shared database. */
-    POSTGRESQL("BYTEA", true, "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
+    POSTGRESQL("BYTEA", true, true, "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
     /**
      * MySQL 8 and MariaDB (MySQL's driver reports both as MySQL): the same SQL except the index creation and the
      * clock. Tested on MariaDB 10.11 through MySQL Connector/J, not on Oracle's MySQL server.
      */
-    MYSQL("LONGBLOB", false, "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
+    MYSQL("LONGBLOB", false, true, "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
 
     private final String binaryType;
     private final boolean indexIfNotExists;
+    private final boolean skipLocked;
     private final String nowMillis;
 
-    JournalDialect(String binaryType, boolean indexIfNotExists, String nowMillis) {
+    JournalDialect(String binaryType, boolean indexIfNotExists, boolean skipLocked, String nowMillis) {
         this.binaryType = binaryType;
         this.indexIfNotExists = indexIfNotExists;
+        this.skipLocked = skipLocked;
         this.nowMillis = nowMillis;
     }
 
@@ -39,6 +41,15 @@ public enum JournalDialect {
     /** @return false if the database rejects {@code CREATE INDEX IF NOT EXISTS} (the index is then created once) */
     boolean indexIfNotExists() {
         return indexIfNotExists;
+    }
+
+    /**
+     * @return true if {@code SELECT ... FOR UPDATE SKIP LOCKED} is understood (PostgreSQL 9.5+, MySQL 8, MariaDB
+     *     10.6+): survivors adopting a dead instance's calls at once then take different ones instead of queueing on
+     *     the same rows. H2 is embedded in one process, where no two instances adopt from each other.
+     */
+    boolean skipLocked() {
+        return skipLocked;
     }
 
     /**

@@ -67,8 +67,10 @@ final class JournalSql {
     final String remove;
     final String release;
     final String deadOwners;
-    final String adopt;
+    final String expiredOwners;
     final String selectParked;
+    final String selectAdoptable;
+    final String adoptOne;
     final String unparkOne;
     final String quarantine;
     final String insertInstance;
@@ -103,17 +105,23 @@ final class JournalSql {
         deadOwners = "SELECT DISTINCT e.owner FROM " + callTable + " e LEFT JOIN " + instanceTable
                 + " i ON i.owner = e.owner WHERE e.application = ? AND e.service_key = ? AND e.owner <> ?"
                 + " AND (i.owner IS NULL OR i.lease_until < " + now + ")";
-        // the lease is checked again inside the UPDATE: an owner that renewed since the SELECT keeps its calls
-        adopt = "UPDATE " + callTable + " SET owner = ?, parked = TRUE, run_id = NULL"
-                + " WHERE application = ? AND service_key = ? AND owner = ?"
-                + " AND NOT EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until >= "
-                + now + ")";
+        // the same three parameters as deadOwners, but only instances with an expired lease row: a probe per
+        // instance row on the claim index, where deadOwners reads every entry of the service
+        expiredOwners = "SELECT i.owner FROM " + instanceTable + " i WHERE EXISTS (SELECT 1 FROM " + callTable
+                + " e WHERE e.application = ? AND e.service_key = ? AND e.owner = i.owner) AND i.owner <> ?"
+                + " AND i.lease_until < " + now;
         // keyset page: the calls after (due_at, retry_id, method) of the last page; the ORDER BY names the claim
         // index's columns in its order, so the database reads the index in order and stops at the LIMIT
         selectParked = "SELECT " + columns + " FROM " + callTable + " WHERE application = ? AND service_key = ?"
                 + " AND owner = ? AND " + NOT_SCHEDULED + " AND quarantined = FALSE"
                 + " AND due_at >= ? AND (due_at > ? OR retry_id > ? OR (retry_id = ? AND method > ?))"
                 + " ORDER BY application, service_key, owner, due_at, retry_id, method LIMIT ?";
+        // a dead owner's page, locked as it is read where the database can skip rows another survivor is taking
+        selectAdoptable = selectParked + (dialect.skipLocked() ? " FOR UPDATE SKIP LOCKED" : "");
+        // the lease is checked again inside the UPDATE: an owner that renewed since the SELECT keeps its calls
+        adoptOne = "UPDATE " + callTable + " SET owner = ?, parked = FALSE, run_id = ? WHERE " + KEY + " AND owner = ?"
+                + " AND NOT EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until >= "
+                + now + ")";
         unparkOne = "UPDATE " + callTable + " SET parked = FALSE, run_id = ? WHERE " + KEY + " AND owner = ? AND "
                 + NOT_SCHEDULED;
         quarantine = "UPDATE " + callTable + " SET quarantined = TRUE WHERE " + KEY + " AND owner = ?";

@@ -121,18 +121,24 @@ final class GuardedJournal {
         });
     }
 
-    /** Removes a call at its outcome, without waiting; a failure is counted and logged. */
-    void remove(CallKey key, RetryEvent.Type outcome) {
+    /**
+     * Removes a call at its outcome, without waiting; a failure is counted and logged.
+     *
+     * @return completes true once the store has settled it (removed, or not this instance's row), false if the store
+     *     failed (the row may be left behind); never exceptionally
+     */
+    CompletionStage<Boolean> remove(CallKey key, RetryEvent.Type outcome) {
         CompletionStage<Boolean> removed;
         try {
             removed = journal.remove(key);
         } catch (RuntimeException e) {
             removed = CompletableFuture.failedStage(e);
         }
-        removed.whenComplete((ours, failure) -> {
+        return removed.handle((ours, failure) -> {
             if (failure != null) {
-                failed("remove " + key + " (a later start may send it again)", unwrap(failure));
-                return;
+                failed("remove " + key + " (tried again; left behind, a later start may send it again)",
+                        unwrap(failure));
+                return false;
             }
             worked();
             if (!ours && outcome == RetryEvent.Type.DELIVERED) {
@@ -140,6 +146,7 @@ final class GuardedJournal {
                         + " took it over (this one was taken for dead): that one may send it again, with the same"
                         + " retry.id", key);
             }
+            return true;
         });
     }
 

@@ -123,23 +123,27 @@ public interface RetryJournal extends AutoCloseable {
     void release(List<CallKey> keys) throws RetryJournalException;
 
     /**
-     * Takes over what this instance should resume for one service: its own entries from an earlier run of the
-     * same instance identity (scheduled or parked then; none that this run scheduled), its parked entries, released
-     * entries, and every entry of an instance of the same application whose lease has expired. Claimed entries are
-     * owned by this instance and count as scheduled (not parked). Entries past {@code limit} stay parked and are
-     * owned by this instance, for {@link #unpark}. Calling it again (a second reference of the service, or the
-     * periodic claim) hands out only parked and newly adopted entries, never one that is scheduled now.
+     * Takes over what this instance should resume for one service, up to {@code limit} entries: first its own
+     * entries from an earlier run of the same instance identity (scheduled or parked then; none that this run
+     * scheduled) and its parked entries, then released entries and entries of instances of the same application whose
+     * lease has expired, which become this instance's as they are handed out. Claimed entries count as scheduled (not
+     * parked). A dead instance's entries past {@code limit} stay its own, for the next claim or {@link #unpark} of any
+     * surviving instance: survivors share them. Calling it again (a second reference of the service, or the periodic
+     * claim) hands out only parked and newly adopted entries, never one that is scheduled now.
      *
      * @param application the Dubbo application name
      * @param serviceKey  the service key ({@code group/interface:version})
      * @param limit       how many to return at most, {@code >= 0}
-     * @return the claimed entries, earliest due first; a torn or corrupt entry is skipped with one error naming it
+     * @return the claimed entries: this instance's own earliest due first, then adopted ones earliest due first
+     *     (per dead instance); a torn or corrupt entry is skipped with one error naming it
      */
     List<RetryJournalEntry> claim(String application, String serviceKey, int limit) throws RetryJournalException;
 
     /**
      * Hands back up to {@code limit} parked entries of a service owned by this instance, earliest due first, and
-     * marks them scheduled.
+     * marks them scheduled; when this instance has fewer, adopts the rest as {@link #claim} does (released entries,
+     * and those of instances whose lease has expired), so that room freed on the wheel drains a dead instance's
+     * backlog without waiting for the next periodic claim.
      */
     List<RetryJournalEntry> unpark(String application, String serviceKey, int limit) throws RetryJournalException;
 

@@ -65,8 +65,10 @@ import java.util.function.LongSupplier;
  * Only a spill the journal is known to have refused is REJECTED. A write whose outcome is unknown is taken as
  * written: the call is removed at its outcome and never reported refused; its first fence waits for the write's
  * outcome. A call whose payload could not be serialized (a null {@code journalPayload}) is retried in memory,
- * counted in {@link LifecycleState#unpersistable()} and logged once per method. A remove that fails leaves the entry
- * behind: a later start sends that call again, with the same {@code retry.id} (at least once, never lost).
+ * counted in {@link LifecycleState#unpersistable()} and logged once per method. A remove that fails is tried again
+ * ({@value #REMOVE_ATTEMPTS} times in all, backing off from 1 s to 60 s) while the reference lives; one that never
+ * takes leaves the entry behind: a later start sends that call again, with the same {@code retry.id} (at least once,
+ * never lost).
  *
  * <h3>Caveats</h3>
  * The wheel does not order retries due in the same tick; the budget's queue keeps the order in which they reached
@@ -86,6 +88,9 @@ public final class RetryReference<P> {
 
     /** How long a send waits before it tries again, when the lease or a journal write's outcome is not settled. */
     static final long DEFER_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** A remove the store refused is tried again after 1 s, then 2, 4, ... at most 60 s apart, this often in all. */
+    static final int REMOVE_ATTEMPTS = 10;
+    private static final long REMOVE_MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final String application;
     private final String serviceKey;
@@ -529,7 +534,7 @@ public final class RetryReference<P> {
         if (type == RetryEvent.Type.ABANDONED && attempt > 0) {
             deadLetters.abandoned(call, attempt, provider, failure, text); // a dead letter, or removed
         } else if (type != RetryEvent.Type.HANDED_OVER && call.journaled != Journaled.NO) {
-            journal.remove(call.key(), type);
+            remove(call.key(), type, 0);
         }
         sink.step(type, call, attempt, provider, 0, reported, text, custody);
         if (call.handle != null) {
@@ -540,6 +545,24 @@ public final class RetryReference<P> {
             parked.maybeUnpark();
         }
         return type == RetryEvent.Type.HANDED_OVER ? custody : null;
+    }
+
+    /**
+     * Removes an ended call from the journal. A remove the store refused (down, or slower than the write timeout) is
+     * tried again, backing off, while this reference lives: a row left behind would be sent again at the next start.
+     */
+    private void remove(CallKey key, RetryEvent.Type outcome, int failures) {
+        journal.remove(key, outcome).thenAccept(settled -> {
+            if (settled || closed || failures + 1 >= REMOVE_ATTEMPTS) {
+                return;
+            }
+            long delayNanos = Math.min(REMOVE_MAX_BACKOFF_NANOS, DEFER_NANOS << Math.min(failures, 20));
+            try {
+                timer.newTimeout(t -> remove(key, outcome, failures + 1), delayNanos, TimeUnit.NANOSECONDS);
+            } catch (IllegalStateException | RejectedExecutionException e) {
+                // the wheel stopped: the application is closing, and the next start sends the call again
+            }
+        });
     }
 
     private record Kept(Custody custody, Throwable failure) {

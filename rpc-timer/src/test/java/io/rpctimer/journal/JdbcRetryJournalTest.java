@@ -131,6 +131,31 @@ class JdbcRetryJournalTest {
         assertEquals(List.of("r1"), ids(journal("a").claim(APP, SVC, 10)));
     }
 
+    /**
+     * Each fence and remove carries a timeout; one that completed in time must cost nothing when its timeout passes
+     * (the JDK's delayed executor starts a thread per task where its common pool has one thread: on two cores).
+     */
+    @Test
+    void writesDoneBeforeTheirTimeout_startNoThreadWhenItPasses() throws Exception {
+        JdbcRetryJournal appender = journal("a");
+        int n = 500;
+        for (int i = 0; i < n; i++) {
+            appender.append(entry("r" + i, i), false);
+        }
+        JdbcRetryJournal j = journal("a", Duration.ofMillis(300));
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long started = threads.getTotalStartedThreadCount();
+        List<CompletableFuture<Boolean>> removes = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            removes.add(j.remove(key("r" + i)).toCompletableFuture());
+        }
+        for (CompletableFuture<Boolean> r : removes) {
+            r.handle((removed, slow) -> removed).get(10, TimeUnit.SECONDS); // a busy machine may time some out
+        }
+        await().during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(5))
+                .until(() -> threads.getTotalStartedThreadCount() - started < 20);
+    }
+
     @Test
     void unpark_handsBackParkedEntriesEarliestDueFirst_inBoundedPages() throws Exception {
         JdbcRetryJournal j = journal("a");
@@ -196,8 +221,8 @@ class JdbcRetryJournalTest {
         int count = JdbcRetryJournal.PAGE + 500;
         List<String> dueOrder = earlierRun(count);
         JdbcRetryJournal restarted = journal("a");
-        // the claim commits its adoption, then its first page; its second page's commit fails
-        db.failCommit = db.commits.get() + 3;
+        // the claim commits its first page; its second page's commit fails
+        db.failCommit = db.commits.get() + 2;
 
         List<String> first = ids(restarted.claim(APP, SVC, count));
         List<String> rest = ids(restarted.claim(APP, SVC, count));
@@ -211,7 +236,7 @@ class JdbcRetryJournalTest {
     void pageFailingOnTheFirstPage_throws_andHandsOutNothing() throws Exception {
         List<String> dueOrder = earlierRun(10);
         JdbcRetryJournal restarted = journal("a");
-        db.failCommit = db.commits.get() + 2;
+        db.failCommit = db.commits.get() + 1;
 
         assertThrows(RetryJournalException.class, () -> restarted.claim(APP, SVC, 10));
 

@@ -112,6 +112,38 @@ abstract class SharedDatabaseJournalContract {
         assertEquals(5, owned("b"));
     }
 
+    /**
+     * The first survivor to claim must not take a dead instance's whole backlog: it adopts what it hands out, the
+     * next survivor gets the next calls, and room freed later (an unpark) adopts more.
+     */
+    @Test
+    void survivorsShareADeadInstancesCalls_eachAdoptingOnlyWhatItHandsOut() throws Exception {
+        JdbcRetryJournal dead = journal(database(), "dead", Duration.ofSeconds(30));
+        for (int i = 0; i < 50; i++) {
+            dead.append(entry(String.format("r%02d", i), i), i % 2 == 0);
+        }
+        JdbcRetryJournal s1 = journal(database(), "s1", Duration.ofSeconds(30));
+        JdbcRetryJournal s2 = journal(database(), "s2", Duration.ofSeconds(30));
+        assertEquals(List.of(), s1.unpark(APP, SVC, 10), "dead still holds a live lease");
+
+        dead.close();
+        assertEquals(range(0, 10), ids(s1.claim(APP, SVC, 10)));
+        assertEquals(10, owned("s1"), "s1 adopted only what it handed out");
+        assertEquals(range(10, 30), ids(s2.claim(APP, SVC, 20)));
+        assertEquals(20, owned("s2"));
+        assertEquals(range(30, 50), ids(s1.unpark(APP, SVC, 100)), "room freed at s1 adopts the rest");
+        assertEquals(30, owned("s1"));
+        assertEquals(0, owned("dead"));
+    }
+
+    private static List<String> range(int from, int to) {
+        List<String> ids = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            ids.add(String.format("r%02d", i));
+        }
+        return ids;
+    }
+
     @Test
     void claimLargerThanOnePage_returnsEveryEntryOnce_inDueOrder() throws Exception {
         int count = 2 * JdbcRetryJournal.PAGE + 301;

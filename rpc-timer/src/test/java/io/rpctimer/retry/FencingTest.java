@@ -65,6 +65,26 @@ class FencingTest {
         assertEquals(1, rig.sent.size());
     }
 
+    /** A row left behind is sent again at the next start: a remove the store refused is tried again. */
+    @Test
+    void aRemoveTheStoreRefused_isTriedAgainUntilItTakes() {
+        LifecycleRig rig = fleet();
+        Admission a = rig.admit("c1");
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.journal.failing = true; // the store cannot take the remove when the call is delivered
+        rig.lastSent().deliver();
+        rig.run();
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(a).outcome());
+        assertTrue(rig.journal.entries.containsKey("c1"), "the first remove failed");
+
+        rig.advance(1, TimeUnit.SECONDS);
+        assertTrue(rig.journal.entries.containsKey("c1"), "the store is still down");
+        rig.journal.failing = false;
+        rig.advance(2, TimeUnit.SECONDS);
+        assertFalse(rig.journal.entries.containsKey("c1"), "the remove was tried again");
+        assertEquals(1, rig.sent.size(), "the call was sent once");
+    }
+
     @Test
     void aLeaseTooShortForTheSend_holdsItBack() {
         LifecycleRig rig = fleet();

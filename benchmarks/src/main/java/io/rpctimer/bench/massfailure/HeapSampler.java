@@ -13,7 +13,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p><b>Threading:</b> one daemon thread samples; {@link #peakBytes()} and {@link #close()} may be called from any
  * thread.
  */
-final class HeapSampler implements AutoCloseable {
+public final class HeapSampler implements AutoCloseable {
 
     private final MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
     private final Thread thread;
@@ -28,7 +28,7 @@ final class HeapSampler implements AutoCloseable {
     }
 
     /** Starts sampling every {@code periodMillis}. */
-    static HeapSampler start(long periodMillis) {
+    public static HeapSampler start(long periodMillis) {
         HeapSampler s = new HeapSampler(periodMillis);
         s.thread.start();
         return s;
@@ -46,7 +46,7 @@ final class HeapSampler implements AutoCloseable {
     }
 
     /** @return the highest heap use sampled so far, in bytes */
-    long peakBytes() {
+    public long peakBytes() {
         sample();
         return peak.get();
     }
