@@ -24,7 +24,8 @@ import java.util.TreeSet;
  *   <li>{@code told delivered, never ran}: the handle said DELIVERED and no provider ran it;</li>
  *   <li>{@code double sends}: one attempt ({@code service, retry.id, retry.attempt}) reached the providers from two
  *       instances, counted from what arrived, before deduplication;</li>
- *   <li>{@code stale-owner sends}: an instance sent a retry of a call after another instance had sent one;</li>
+ *   <li>{@code stale-owner sends}: an instance sent a retry of a call after another instance had sent the same or a
+ *       later retry of it (a call adopted back after its adopter died goes on at a later retry: not stale);</li>
  *   <li>{@code handle never completed}: a call failed back in an instance that lived to the end (or stopped
  *       gracefully) and its handle never completed;</li>
  *   <li>{@code counters do not add up}: failed != delivered + abandoned + rejected + handed over + pending;</li>
@@ -168,18 +169,26 @@ final class FleetCheck {
         retriesByCall.forEach(this::staleOwner);
     }
 
-    /** A sender that sends again after another took over: the sequence of senders, runs collapsed, repeats one. */
+    /**
+     * A sender that sends a retry after another sent the same or a later one: it acted on ownership it had lost.
+     * Ownership may move back and forth (each adoption after a lease ran out), but each owner goes on from the
+     * journal's retry, so retries by time rise across senders.
+     */
     private void staleOwner(String call, List<ProviderRecords.Received> retries) {
         List<ProviderRecords.Received> byTime = new ArrayList<>(retries);
         byTime.sort((a, b) -> Long.compare(a.receivedMillis(), b.receivedMillis()));
-        List<String> runs = new ArrayList<>();
-        for (ProviderRecords.Received r : byTime) {
-            if (runs.isEmpty() || !runs.get(runs.size() - 1).equals(r.sender())) {
-                runs.add(r.sender());
+        List<String> order = new ArrayList<>();
+        boolean stale = false;
+        for (int i = 0; i < byTime.size(); i++) {
+            ProviderRecords.Received r = byTime.get(i);
+            order.add(r.sender() + "#" + r.attempt());
+            for (int j = 0; j < i; j++) {
+                ProviderRecords.Received earlier = byTime.get(j);
+                stale |= !earlier.sender().equals(r.sender()) && earlier.attempt() >= r.attempt();
             }
         }
-        if (new TreeSet<>(runs).size() < runs.size()) {
-            finding("stale-owner sends").add(call + " senders in order " + runs);
+        if (stale) {
+            finding("stale-owner sends").add(call + " sender#retry in order " + order);
         }
     }
 

@@ -63,6 +63,17 @@ class FleetCheckTest {
     }
 
     @Test
+    void aCallAdoptedBackAtALaterRetryIsNoStaleOwnerSend() throws Exception {
+        arrived(1, "a", 0, "c1.1", VerdictStore.Verdict.IN_PROGRESS);
+        arrived(2, "a", 1, "c1.1", VerdictStore.Verdict.IN_PROGRESS);
+        arrived(3, "a", 2, "c2.1", VerdictStore.Verdict.IN_PROGRESS);
+        arrived(4, "a", 3, "c1.1", VerdictStore.Verdict.CLAIMED);
+        FleetCheck c = check(List.of(records("c1.1", null, "S a ORDERS send a", "T a FAILED_BACK", "O a DELIVERED 3"),
+                records("c2.1", null)), Map.of());
+        assertEquals(Map.of(), c.violations());
+    }
+
+    @Test
     void twoProtectedRunsAreADoubleRunAndARunWithoutTheStoreIsCountedApart() throws Exception {
         arrived(1, "a", 0, "c1.1", VerdictStore.Verdict.CLAIMED);
         arrived(2, "a", 1, "c1.1", VerdictStore.Verdict.CLAIMED);

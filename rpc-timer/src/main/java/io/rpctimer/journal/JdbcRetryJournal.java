@@ -197,6 +197,12 @@ public final class JdbcRetryJournal implements RetryJournal {
         return lease == null || lease.held();
     }
 
+    /** @return the fence's margin: a fence succeeds only while the lease outlasts it by that much */
+    @Override
+    public long fenceValidityMillis() {
+        return lease == null ? Long.MAX_VALUE : lease.fenceMarginMillis();
+    }
+
     /**
      * {@inheritDoc}
      *

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -73,6 +74,15 @@ final class GuardedJournal {
 
     boolean leaseHeld() {
         return journal == null || journal.leaseHeld();
+    }
+
+    /**
+     * @param askedNanos when a fence was asked for ({@link System#nanoTime()})
+     * @return whether its {@code OWNED} verdict is still leave to send (see {@link RetryJournal#fenceValidityMillis()})
+     */
+    boolean stillValid(long askedNanos) {
+        long validity = journal == null ? Long.MAX_VALUE : journal.fenceValidityMillis();
+        return validity == Long.MAX_VALUE || System.nanoTime() - askedNanos < TimeUnit.MILLISECONDS.toNanos(validity);
     }
 
     long failures() {

@@ -1,6 +1,7 @@
 package io.rpctimer.retry;
 
 import io.rpctimer.wheel.Timer;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -39,8 +40,8 @@ final class ParkedCalls {
     private final Timer timer;
     /** Free places under the reference's cap, now. */
     private final IntSupplier room;
-    /** Puts an entry the journal handed out on the wheel. */
-    private final Consumer<RetryJournalEntry> schedule;
+    /** Puts the entries the journal handed out on the wheel. */
+    private final Consumer<List<RetryJournalEntry>> schedule;
     private final ConcurrentHashMap<CallKey, CompletableFuture<CallOutcome>> handles = new ConcurrentHashMap<>();
     /** Calls this reference parked and has not taken back. */
     private final AtomicLong parked = new AtomicLong();
@@ -51,7 +52,7 @@ final class ParkedCalls {
     private volatile boolean closed;
 
     ParkedCalls(GuardedJournal journal, String serviceKey, Executor executor, Timer timer, IntSupplier room,
-                Consumer<RetryJournalEntry> schedule) {
+                Consumer<List<RetryJournalEntry>> schedule) {
         this.journal = journal;
         this.serviceKey = serviceKey;
         this.executor = executor;
@@ -135,7 +136,7 @@ final class ParkedCalls {
                     failed = true;
                     break;
                 }
-                c.entries().forEach(schedule);
+                schedule.accept(c.entries());
                 if (c.entries().size() < ask) {
                     if (parks.get() == seen) {
                         mayHoldParked = false;

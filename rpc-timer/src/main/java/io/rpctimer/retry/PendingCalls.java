@@ -1,7 +1,9 @@
 package io.rpctimer.retry;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The calls of one {@link RetryReference} with a retry pending in memory, as an intrusive set: each call carries its
@@ -84,6 +86,15 @@ final class PendingCalls<P> {
                     out.add((RetryCall<P>) c);
                 }
             }
+        }
+        return out;
+    }
+
+    /** @return the calls in the set by their journal key, as {@link #snapshot} sees them */
+    Map<CallKey, RetryCall<P>> byKey() {
+        Map<CallKey, RetryCall<P>> out = new HashMap<>();
+        for (RetryCall<P> c : snapshot()) {
+            out.put(c.key(), c);
         }
         return out;
     }

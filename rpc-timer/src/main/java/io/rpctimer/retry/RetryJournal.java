@@ -159,6 +159,16 @@ public interface RetryJournal extends AutoCloseable {
      */
     boolean leaseHeld();
 
+    /**
+     * @return how long, in milliseconds from the moment a {@link #fence} was asked for, its {@link Fence#OWNED}
+     *     verdict is leave to send: the fence showed the lease valid at least that long past its own execution, so no
+     *     other instance can have adopted the call before then. A send later than that needs a new fence.
+     *     {@link Long#MAX_VALUE} without a lease.
+     */
+    default long fenceValidityMillis() {
+        return Long.MAX_VALUE;
+    }
+
     /** @return a one-line description of the store's state for operators (kind, location, owner, health); no secret */
     String describe();
 

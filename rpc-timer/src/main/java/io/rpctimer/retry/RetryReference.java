@@ -12,6 +12,7 @@ import io.rpctimer.wheel.Timeout;
 import io.rpctimer.wheel.Timer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -138,7 +139,7 @@ public final class RetryReference<P> {
         this.overflow = b.overflow;
         this.gate = new BudgetGate(b.budget, timer, c -> dispatch(cast(c)));
         this.parked = new ParkedCalls(journal, serviceKey, executor, timer, () -> maxPending - pending.get(),
-                this::schedule);
+                this::scheduleAll);
     }
 
     /**
@@ -368,8 +369,9 @@ public final class RetryReference<P> {
         }
         long nextDue = clockMillis.getAsLong()
                 + TimeUnit.NANOSECONDS.toMillis(call.policy.backoffNanos(attempt + 1, 0));
+        long askedNanos = System.nanoTime();
         journal.fence(call.key(), attempt, nextDue, call.lastProvider(), call.lastFailure())
-                .thenAccept(verdict -> onExecutor(() -> fenced(call, attempt, verdict)));
+                .thenAccept(verdict -> onExecutor(() -> fenced(call, attempt, verdict, askedNanos)));
     }
 
     /** @return false while a MAYBE call's append has no known outcome; otherwise makes the call YES or NO */
@@ -384,15 +386,16 @@ public final class RetryReference<P> {
         return true; // an outcome that will never be known stays MAYBE: its fence decides
     }
 
-    private void fenced(RetryCall<P> call, int attempt, GuardedJournal.Verdict verdict) {
+    /** @param askedNanos when the fence was asked for ({@link System#nanoTime()}): its verdict holds from then on */
+    private void fenced(RetryCall<P> call, int attempt, GuardedJournal.Verdict verdict, long askedNanos) {
         if (!inFlight(call, attempt)) {
             return;
         }
         switch (verdict) {
             case OWNED -> {
                 call.journaled = Journaled.YES;
-                if (journal.fences() && !journal.leaseHeld()) {
-                    defer(call, attempt);
+                if (journal.fences() && (!journal.leaseHeld() || !journal.stillValid(askedNanos))) {
+                    defer(call, attempt); // the lease lapsed, or this process stalled past the fence's margin
                 } else {
                     send(call, attempt);
                 }
@@ -614,21 +617,67 @@ public final class RetryReference<P> {
         if (claimed.entries().size() >= room) {
             parked.mayHoldMore();
         }
+        return scheduleAll(claimed.entries());
+    }
+
+    /**
+     * Puts a batch of entries the journal handed out (by a claim or an unpark) on the wheel.
+     *
+     * <p>A call of this run may come back while a copy of it is still in memory: adopted away while this instance
+     * was paused or cut off from the database, then adopted back from the instance that took it (which sent later
+     * retries, and died). The copy in memory is stale: the journal's retry is further on, and as the row is this
+     * run's again, the copy would pass its fence. So it is retired first, without an outcome of its own, and its
+     * caller's handle goes to the call handed out.
+     *
+     * @return the calls scheduled that are new to this reference
+     */
+    private int scheduleAll(List<RetryJournalEntry> entries) {
+        Map<CallKey, RetryCall<P>> inMemory = null;
         int resumed = 0;
-        for (RetryJournalEntry entry : claimed.entries()) {
-            resumed += schedule(entry) ? 1 : 0;
+        for (RetryJournalEntry entry : entries) {
+            boolean ours = parked.takeBack(entry);
+            CompletableFuture<CallOutcome> handle = ours ? parked.handle(entry.key()) : null;
+            if (!ours) {
+                if (inMemory == null) {
+                    inMemory = calls.byKey();
+                }
+                RetryCall<P> stale = retire(inMemory.remove(entry.key()));
+                if (stale != null) {
+                    ours = true; // counted as a failed call when it was admitted
+                    handle = stale.handle;
+                    System.getLogger(RetryReference.class.getName()).log(System.Logger.Level.INFO, "wheelfailback {0}: call {1} came back from the journal at"
+                            + " retry {2} while a stale copy of it was in memory; the copy is retired unsent",
+                            serviceKey, entry.retryId(), entry.attempt());
+                }
+            }
+            resumed += schedule(entry, ours, handle) ? 1 : 0;
         }
         return resumed;
     }
 
+    /** @return {@code copy}, now ended without an outcome and no longer pending; null if none, or it ended already */
+    private RetryCall<P> retire(RetryCall<P> copy) {
+        if (copy == null || !copy.end()) {
+            return null;
+        }
+        Timeout t = copy.timeout;
+        if (t != null) {
+            t.cancel();
+        }
+        if (calls.remove(copy)) {
+            pending.decrementAndGet();
+        }
+        return copy;
+    }
+
     /**
-     * Puts an entry the journal handed out (by a claim or an unpark) on the wheel.
+     * Puts an entry the journal handed out on the wheel.
      *
-     * @return true if it is a call new to this reference; false if this reference had parked it, or it is unreadable
+     * @param ours   whether this reference counted the call already (it parked it, or held a copy of it)
+     * @param handle the caller's handle to the call's outcome, or null
+     * @return true if it is a call new to this reference; false if it is {@code ours}, or it is unreadable
      */
-    private boolean schedule(RetryJournalEntry entry) {
-        boolean ours = parked.takeBack(entry);
-        CompletableFuture<CallOutcome> handle = ours ? parked.handle(entry.key()) : null;
+    private boolean schedule(RetryJournalEntry entry, boolean ours, CompletableFuture<CallOutcome> handle) {
         P payload;
         try {
             payload = decoder.decode(entry);

@@ -31,6 +31,8 @@ final class FakeJournal implements RetryJournal {
     volatile boolean leaseHeld = true;
     /** Fences answer {@link Fence#LEASE_EXPIRED} while true. */
     volatile boolean leaseTooShort;
+    /** What {@link #fenceValidityMillis()} answers. */
+    volatile long fenceValidityMillis = Long.MAX_VALUE;
     /** Runs once inside the next unpark, after the journal chose what to hand out: a concurrent step. */
     volatile Runnable onUnpark;
 
@@ -152,6 +154,11 @@ final class FakeJournal implements RetryJournal {
     @Override
     public boolean leaseHeld() {
         return leaseHeld;
+    }
+
+    @Override
+    public long fenceValidityMillis() {
+        return fenceValidityMillis;
     }
 
     @Override

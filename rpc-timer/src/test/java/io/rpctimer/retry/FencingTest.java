@@ -158,6 +158,60 @@ class FencingTest {
         assertNull(rig.events.get(0).custody(), "only a hand-over has a custody");
     }
 
+    /**
+     * Paused past its lease, this instance's call was adopted by another, which sent retries 1 and 2 and died; this
+     * instance then adopts it back while its own copy, held back at retry 1, is still in memory. The row is this
+     * run's again, so that stale copy would pass its fence: it must never be sent. The call goes on once, at the
+     * journal's retry, and its caller's handle gets the one outcome.
+     */
+    @Test
+    void aCallAdoptedBackWhileItsStaleCopyIsInMemory_isSentOnceAtTheJournalsRetry() {
+        LifecycleRig rig = fleet();
+        Admission a = rig.admit("c1");
+        rig.journal.leaseHeld = false;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(List.of(), rig.sent, "retry 1 held back: the lease lapsed");
+
+        long now = rig.clockMillis.get();
+        rig.journal.claimable.add(RetryLifecycleTest.entry("c1", "c1", 3, now, now - 2_000));
+        rig.journal.leaseHeld = true;
+        assertEquals(0, rig.reference.resume(), "the call is not new to this reference");
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.advance(1, TimeUnit.SECONDS);
+
+        assertEquals(1, rig.sent.size(), "one send: " + rig.journal.log);
+        assertEquals(3, rig.lastSent().attempt(), "the retry the journal said was next");
+        rig.lastSent().deliver();
+        rig.run();
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(a).outcome());
+        assertEquals(3, outcomeOf(a).attempt());
+        assertEquals(1, rig.outcomes().size(), "one outcome for the call");
+        RetryStats s = rig.lifecycle.stats();
+        assertEquals(1, s.failedCalls());
+        assertEquals(0, s.pending());
+    }
+
+    /**
+     * A fence proves the lease valid for a margin after the fence was asked for; an instance paused between its fence
+     * and its send (a stop signal, a long GC pause) may wake after another instance adopted the call. A verdict that
+     * arrives later than the margin is not leave to send: the fence is asked again.
+     */
+    @Test
+    void aFenceAnsweredLaterThanItsMargin_isAskedAgain_notTakenAsLeaveToSend() {
+        LifecycleRig rig = fleet();
+        rig.admit("c1");
+        rig.journal.fenceValidityMillis = 0; // every verdict arrives too late to send on
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(List.of(), rig.sent, "a stale verdict sends nothing");
+        assertTrue(rig.journal.log.stream().filter(l -> l.startsWith("fence c1 1")).count() >= 2, rig.journal.log.toString());
+
+        rig.journal.fenceValidityMillis = Long.MAX_VALUE;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(1, rig.sent.size());
+        assertEquals(1, rig.lastSent().attempt(), "the held-back attempt is the one sent");
+    }
+
     private static RetryEvent.Custody custody(LifecycleRig rig, String retryId) {
         return rig.outcomes().stream().filter(e -> e.retryId().equals(retryId)).findFirst().orElseThrow().custody();
     }

@@ -18,7 +18,7 @@ class ParkedCallsTest {
     private final List<String> scheduled = new ArrayList<>();
 
     private final ParkedCalls parked = new ParkedCalls(journal, "svc", executor, new VirtualTimer(), room::get,
-            e -> scheduled.add(e.retryId()));
+            es -> es.forEach(e -> scheduled.add(e.retryId())));
 
     private static RetryJournalEntry entry(String id) {
         return new RetryJournalEntry(id, "app", "svc", "greet", id.getBytes(StandardCharsets.UTF_8), 1, 0, null,
