@@ -53,6 +53,8 @@ final class ChaosFleet implements AutoCloseable {
         }
 
         /** @return whether an incarnation runs (a frozen one counts) */
+        private static final int START_TRIES = 3;
+
         synchronized boolean running() {
             return process != null && process.isAlive();
         }
@@ -61,8 +63,27 @@ final class ChaosFleet implements AutoCloseable {
             return current;
         }
 
-        /** Starts the next incarnation, its clock shifted by {@code skewMillis}, and waits until it is ready. */
+        /**
+         * Starts the next incarnation, its clock shifted by {@code skewMillis}, and waits until it is ready. A consumer
+         * cannot start while its journal's database is down (its first reference fails, naming the store), and a
+         * restart may meet a database restart: an incarnation that ends before it is ready is followed by another,
+         * {@value #START_TRIES} in all.
+         */
         synchronized void start(long skewMillis) throws IOException {
+            for (int tries = 1; ; tries++) {
+                try {
+                    startOnce(skewMillis);
+                    return;
+                } catch (AssertionError | RuntimeException notReady) {
+                    if (tries == START_TRIES) {
+                        throw notReady;
+                    }
+                    FaultRunner.hold(Duration.ofSeconds(2));
+                }
+            }
+        }
+
+        private void startOnce(long skewMillis) throws IOException {
             String instance = name + "." + (++starts);
             Path file = recordsDir.resolve(instance + ".records");
             List<String> args = new ArrayList<>(List.of(registry, application, instance, file.toString(),
