@@ -1,9 +1,7 @@
 package io.rpctimer.bench.durable;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rpctimer.bench.Figures;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import io.rpctimer.bench.ResultsPage;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,32 +27,13 @@ public final class DurableReport {
     private DurableReport() {
     }
 
-    @SuppressWarnings("unchecked")
     public static void main(String[] args) throws Exception {
-        List<Map<String, Object>> runs = new ArrayList<>();
-        Path doc = null;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--doc")) {
-                doc = Path.of(args[++i]);
-            } else {
-                runs.add(new ObjectMapper().readValue(Path.of(args[i]).toFile(), Map.class));
-            }
-        }
-        String md = markdown(runs);
-        System.out.print(md);
-        if (doc != null) {
-            Files.writeString(doc, splice(Files.readString(doc), md));
-        }
+        ResultsPage.run(args, BEGIN, END, DurableReport::markdown);
     }
 
     /** @return {@code page} with the text between its marker lines replaced by {@code tables} */
     static String splice(String page, String tables) {
-        int b = page.indexOf(BEGIN);
-        int e = page.indexOf(END);
-        if (b < 0 || e < b) {
-            throw new IllegalArgumentException("doc: no " + BEGIN + " ... " + END + " section");
-        }
-        return page.substring(0, b + BEGIN.length()) + "\n" + tables + page.substring(e);
+        return ResultsPage.splice(page, BEGIN, END, tables);
     }
 
     /** @return the tables of every run given (trials of all of them pooled) */

@@ -1,9 +1,7 @@
 package io.rpctimer.bench.million;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rpctimer.bench.Figures;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import io.rpctimer.bench.ResultsPage;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,28 +31,8 @@ public final class MillionReport {
     private MillionReport() {
     }
 
-    @SuppressWarnings("unchecked")
     public static void main(String[] args) throws Exception {
-        List<Map<String, Object>> runs = new ArrayList<>();
-        Path doc = null;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--doc")) {
-                doc = Path.of(args[++i]);
-            } else {
-                runs.add(new ObjectMapper().readValue(Path.of(args[i]).toFile(), Map.class));
-            }
-        }
-        String md = markdown(runs);
-        System.out.print(md);
-        if (doc != null) {
-            String page = Files.readString(doc);
-            int b = page.indexOf(BEGIN);
-            int e = page.indexOf(END);
-            if (b < 0 || e < b) {
-                throw new IllegalArgumentException("doc: no " + BEGIN + " ... " + END + " section in " + doc);
-            }
-            Files.writeString(doc, page.substring(0, b + BEGIN.length()) + "\n" + md + page.substring(e));
-        }
+        ResultsPage.run(args, BEGIN, END, MillionReport::markdown);
     }
 
     @SuppressWarnings("unchecked")
