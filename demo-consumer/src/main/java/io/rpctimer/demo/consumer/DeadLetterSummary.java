@@ -128,27 +128,32 @@ public record DeadLetterSummary(long abandoned, long replayed, long delivered, l
 
     /** @return the report's section: a row per figure, then the line */
     public List<String> lines() {
-        String row = "  %-30s %10s   %s";
         List<String> l = new ArrayList<>();
         l.add("Dead letters (the providers' ledgers and the consumer's outcomes)");
         if (failure != null) {
             l.add("  the replay failed: " + failure);
             return l;
         }
-        l.add(String.format(Locale.ROOT, row, "abandoned", abandoned, "retries used up while no provider was up: "
-                + "kept as dead letters in the journal"));
-        l.add(String.format(Locale.ROOT, row, "replayed", replayed, "put back by failback replay all rate="
-                + Human.number(askedPerSecond) + ", with their original retry.id"));
-        l.add(String.format(Locale.ROOT, row, "delivered", delivered, "replayed calls DELIVERED, each completed by a provider"));
-        l.add(String.format(Locale.ROOT, row, "still dead letters", stillDead, "kept, not lost: replay them again"));
-        l.add(String.format(Locale.ROOT, row, "lost", lost(), lostIds.isEmpty() ? "sent, neither delivered nor a "
-                + "dead letter, caller not told: must be 0" : "LOST: " + String.join(", ", head(lostIds))));
-        l.add(String.format(Locale.ROOT, row, "ran twice", ranTwice.size(), ranTwice.isEmpty()
-                ? "calls p1 and p2 completed more than once: must be 0" : "TWICE: " + String.join(", ", head(ranTwice))));
-        l.add(String.format(Locale.ROOT, row, "replay pace", Human.rate(seenPerSecond), "at the providers: "
-                + arrivals + " replayed calls arrived over " + Human.duration(spanMillis) + "; asked: "
-                + Human.rate(askedPerSecond)));
+        row(l, "abandoned", abandoned, "retries used up while no provider was up: kept as dead letters in the "
+                + "journal");
+        row(l, "replayed", replayed, "put back by failback replay all rate=" + Human.number(askedPerSecond)
+                + ", with their original retry.id");
+        row(l, "delivered", delivered, "replayed calls DELIVERED, each completed by a provider");
+        row(l, "still dead letters", stillDead, "kept, not lost: replay them again");
+        row(l, "lost", lost(), lostIds.isEmpty() ? "sent, neither delivered nor a dead letter, caller not told: must "
+                + "be 0" : "LOST: " + String.join(", ", head(lostIds)));
+        row(l, "ran twice", ranTwice.size(), ranTwice.isEmpty() ? "calls p1 and p2 completed more than once: must "
+                + "be 0" : "TWICE: " + String.join(", ", head(ranTwice)));
+        long unseen = delivered - arrivals;
+        row(l, "replay pace", Human.rate(seenPerSecond), "at the providers: " + arrivals + " replayed calls arrived "
+                + "over " + Human.duration(spanMillis) + "; asked: " + Human.rate(askedPerSecond) + (unseen > 0 ? "; "
+                + unseen + " more had run before, their reply late or lost: retrydedup answered them without running "
+                + "them again" : ""));
         l.add("  " + line());
         return l;
+    }
+
+    private static void row(List<String> l, String name, Object value, String note) {
+        l.add(String.format(Locale.ROOT, "  %-30s %10s   %s", name, value, note));
     }
 }

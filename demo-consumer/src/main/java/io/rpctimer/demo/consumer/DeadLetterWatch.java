@@ -20,8 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * when each call arrived after the replay began; from the consumer's retry events, which calls ended
  * {@code ABANDONED} before the replay, and which reached an outcome, and which {@code DELIVERED}, after it.
  *
- * <p><b>Threading:</b> thread-safe: provider threads and the consumer's retry threads report at once; {@link #replayBegins}
- * and the readers run on the demo's thread.
+ * <p><b>Threading:</b> thread-safe: provider threads and the consumer's retry threads report at once;
+ * {@link #replayBegins} and the readers run on the demo's thread.
  */
 final class DeadLetterWatch implements CallListener, RetryListener {
 

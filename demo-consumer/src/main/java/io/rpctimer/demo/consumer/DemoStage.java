@@ -22,7 +22,9 @@ import org.h2.jdbcx.JdbcConnectionPool;
  * consumers, and the {@link Scenario}'s fault script. Duplicates are counted from both providers' call ledgers.
  * With {@code --dedup}, both providers run the {@code retrydedup} filter on {@code NotificationService}, each with its
  * own in-memory store ({@value #MEMORY}) or both on one JDBC store ({@value #SHARED}: an in-memory H2 database that
- * stands for the fleet's shared database), and the report adds the duplicates the filter suppressed.
+ * stands for the fleet's shared database), and the report adds the duplicates the filter suppressed. A scenario that
+ * {@linkplain Scenario#replaysDeadLetters() replays dead letters} gives the consumer an embedded journal in a temporary
+ * directory and ends with a {@link DeadLetterReplayPhase}.
  *
  * <p><b>Threading:</b> as {@link Stage}.
  */
