@@ -4,8 +4,10 @@ import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryListener;
 import io.rpctimer.retry.RetryOutcome;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -91,6 +93,22 @@ public final class CallBook implements RetryListener {
             }
             lastSettledNanos.set(System.nanoTime());
         }
+    }
+
+    /** @return the id of every call sent */
+    public List<String> callIds() {
+        return List.copyOf(calls.keySet());
+    }
+
+    /** @return the calls whose caller got an exception: rejected, or a failure not retried */
+    public Set<String> toldCaller() {
+        Set<String> told = new HashSet<>();
+        calls.forEach((id, e) -> {
+            if (e.callerSaw == CallerSaw.ERROR || e.callerSaw == CallerSaw.REJECTED) {
+                told.add(id);
+            }
+        });
+        return told;
     }
 
     /** @return calls sent */

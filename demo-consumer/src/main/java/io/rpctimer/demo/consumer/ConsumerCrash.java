@@ -3,13 +3,11 @@ package io.rpctimer.demo.consumer;
 import io.rpctimer.demo.provider.DemoProvider;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -18,7 +16,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 
 /**
  * The {@code consumer-crash} scenario: ZooKeeper and the providers p1 and p2 run in this JVM ({@link DemoStage}), the
@@ -231,9 +228,9 @@ final class ConsumerCrash {
         if (dir == null) {
             return;
         }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | UncheckedIOException e) {
+        try {
+            Resources.deleteTree(dir);
+        } catch (IOException e) {
             err.println("warning: cannot delete the demo's journal " + dir + ": " + e.getMessage());
         }
     }

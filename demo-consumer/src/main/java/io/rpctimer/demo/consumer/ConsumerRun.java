@@ -123,8 +123,8 @@ public final class ConsumerRun {
         console.line("Starting");
         stage.start(console, resources);
         long t0 = System.nanoTime();
-        DemoConsumer.Options options = settings.applyTo(DemoConsumer.options(stage.registryAddress()))
-                .name(consumerName);
+        DemoConsumer.Options options = stage.consumerOptions(settings.applyTo(
+                DemoConsumer.options(stage.registryAddress()))).name(consumerName);
         if (settings.metrics()) {
             FailbackMeters m = new FailbackMeters(consumerName);
             meters = m;
@@ -177,6 +177,8 @@ public final class ConsumerRun {
         script.shutdownNow();
         stage.endFaults(console);
         drain();
+        resources.checkNotStopping();
+        stage.afterOutcomes(consumer, events);
     }
 
     private void awaitAnswers() {
@@ -260,7 +262,7 @@ public final class ConsumerRun {
             resources.stopAll(console);
             LoadDriver l = load;
             FinalReport fr = new FinalReport(report, wheel, duplicates, budget(c, state), settings.failbackTasks(),
-                    l == null ? 0 : l.brokenAnswers(), l == null ? null : l.firstBrokenAnswer());
+                    l == null ? 0 : l.brokenAnswers(), l == null ? null : l.firstBrokenAnswer(), stage.deadLetters());
             console.line("");
             fr.lines().forEach(console::line);
             printMeters();

@@ -7,6 +7,7 @@ import io.rpctimer.demo.provider.ledger.CallOutcome;
 import io.rpctimer.demo.provider.support.DubboNode;
 import io.rpctimer.dubbo.WheelFailback;
 import io.rpctimer.dubbo.WheelFailbackCluster;
+import io.rpctimer.retry.DeadLetters;
 import io.rpctimer.retry.ReferenceState;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryListener;
@@ -240,6 +241,12 @@ public final class DemoConsumer implements AutoCloseable {
             }
         }
         return Optional.empty();
+    }
+
+    /** @return the dead letters of this consumer's application, or empty if it has no lifecycle, or has stopped */
+    public Optional<DeadLetters> deadLetters() {
+        return WheelFailback.lifecycles().stream().filter(l -> l.application().equals(options.name)).findFirst()
+                .map(RetryLifecycle::deadLetters);
     }
 
     /** @return the cluster this consumer's reference runs on */

@@ -53,6 +53,8 @@ public final class DemoLauncher implements Callable<Integer> {
                 "business: p1 refuses half its calls with a business exception, which is not retried.",
                 "recovery: no provider is up while 600 calls go out at 30/s, then both come back to a backlog of "
                         + "retries: the retry budget releases it at its rate (--budget-ratio, --budget-minrate).",
+                "dead-letters: no provider is up for longer than the retries last: calls end ABANDONED and stay in "
+                        + "the journal as dead letters; the providers return and the demo replays them at 10/s.",
                 "consumer-crash: the consumer, a separate JVM on the embedded journal, is killed (kill -9) with "
                         + "retries pending and restarted; the restarted one delivers them. Takes --speed only."})
     private String scenario;
@@ -60,7 +62,7 @@ public final class DemoLauncher implements Callable<Integer> {
     @Option(names = "--dedup", paramLabel = "memory|shared",
             description = {"Providers run each retry.id once (the retrydedup filter), e.g. with provider-hang: "
                     + "memory = each provider its own in-memory store; shared = one JDBC store (in-memory H2 here) "
-                    + "for both. The report adds the duplicates suppressed (default: off)."})
+                    + "for both. The report adds the duplicates suppressed (default: off; shared with dead-letters)."})
     private String dedup;
 
     @Option(names = "--speed", paramLabel = "X",
@@ -164,12 +166,15 @@ public final class DemoLauncher implements Callable<Integer> {
         }
         Scenario s;
         RunSettings settings;
+        String stageDedup;
         double x;
         try {
             s = scenario == null ? Scenario.DEFAULT : Scenario.of(scenario);
             x = speed == null ? 1 : ConsumerFlags.parseDouble("--speed", speed, 0.1, 50);
             settings = flags.resolve(s.defaults().faster(x));
             checkDedup(dedup);
+            // a replay keeps each call's retry.id so that retrydedup runs it once, also a first try that timed out
+            stageDedup = dedup == null && s.replaysDeadLetters() ? DemoStage.SHARED : dedup;
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -181,12 +186,12 @@ public final class DemoLauncher implements Callable<Integer> {
         console.line("  load       " + settings.describeLoad()
                 + (x == 1 ? "" : " (speed x" + Human.number(x) + ")"));
         console.line("  consumer   cluster=wheelfailback, " + settings.describeRetries());
-        if (dedup != null) {
-            console.line("  providers  retrydedup=true, retrydedup.store=" + dedup);
+        if (stageDedup != null) {
+            console.line("  providers  retrydedup=true, retrydedup.store=" + stageDedup);
         }
         console.line("");
         DubboNode.disableDubboShutdownHooks(); // ours stops Dubbo before ZooKeeper; Dubbo's would race it
-        run = new ConsumerRun(console, err, settings, new DemoStage(s, settings, hang, dedup), "consumer");
+        run = new ConsumerRun(console, err, settings, new DemoStage(s, settings, hang, stageDedup), "consumer");
         result = runWithHook(run, shutdownHook);
         return result.exitCode();
     }

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.h2.jdbcx.JdbcConnectionPool;
 
@@ -21,7 +22,9 @@ import org.h2.jdbcx.JdbcConnectionPool;
  * consumers, and the {@link Scenario}'s fault script. Duplicates are counted from both providers' call ledgers.
  * With {@code --dedup}, both providers run the {@code retrydedup} filter on {@code NotificationService}, each with its
  * own in-memory store ({@value #MEMORY}) or both on one JDBC store ({@value #SHARED}: an in-memory H2 database that
- * stands for the fleet's shared database), and the report adds the duplicates the filter suppressed.
+ * stands for the fleet's shared database), and the report adds the duplicates the filter suppressed. A scenario that
+ * {@linkplain Scenario#replaysDeadLetters() replays dead letters} gives the consumer an embedded journal in a temporary
+ * directory and ends with a {@link DeadLetterReplayPhase}.
  *
  * <p><b>Threading:</b> as {@link Stage}.
  */
@@ -44,6 +47,8 @@ final class DemoStage implements Stage {
     private volatile DemoProvider p2;
     private volatile Map<String, String> labels = Map.of();
     private volatile boolean stopping;
+    private volatile Resources resources; // set once by start()
+    private volatile DeadLetterReplayPhase replay; // set once by start(), for a scenario that replays dead letters
 
     /**
      * @param scenario the fault script; null when the consumer is another process ({@link ConsumerCrash}): no script
@@ -66,6 +71,7 @@ final class DemoStage implements Stage {
     @Override
     public void start(Console out, Resources resources) {
         console = out;
+        this.resources = resources;
         long t0 = System.nanoTime();
         zk = resources.start("zookeeper", EmbeddedZooKeeper::start, EmbeddedZooKeeper::registryAddress, z -> z);
         started("zookeeper", zk.registryAddress(), t0);
@@ -79,6 +85,11 @@ final class DemoStage implements Stage {
         m.put(p1.address(), p1.identity());
         m.put(p2.address(), p2.identity());
         labels = Map.copyOf(m);
+        if (scenario != null && scenario.replaysDeadLetters()) {
+            DeadLetterReplayPhase r = new DeadLetterReplayPhase(settings);
+            r.journal(console, resources);
+            replay = r;
+        }
         RegistryWatch watch = resources.start(null, () -> RegistryWatch.connect(zk.registryAddress(),
                 Duration.ofSeconds(10)), w -> "registry watch", w -> w);
         watch.printProviders(SERVICE, console, () -> labels);
@@ -122,8 +133,32 @@ final class DemoStage implements Stage {
     }
 
     @Override
+    public DemoConsumer.Options consumerOptions(DemoConsumer.Options options) {
+        DeadLetterReplayPhase r = replay;
+        return r == null ? options : r.journalOptions(options);
+    }
+
+    @Override
     public void consumerStarted(DemoConsumer consumer) {
         consumer.watch(p1, p2);
+        DeadLetterReplayPhase r = replay;
+        if (r != null) {
+            r.watch(resources, p1, p2);
+        }
+    }
+
+    @Override
+    public void afterOutcomes(DemoConsumer consumer, EventLines events) {
+        DeadLetterReplayPhase r = replay;
+        if (r != null) {
+            r.play(consumer, console, events, () -> stopping);
+        }
+    }
+
+    @Override
+    public Optional<DeadLetterSummary> deadLetters() {
+        DeadLetterReplayPhase r = replay;
+        return r == null ? Optional.empty() : r.summary();
     }
 
     @Override

@@ -2,8 +2,10 @@ package io.rpctimer.demo.consumer;
 
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryListener;
+import java.util.Collection;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -51,6 +53,7 @@ public final class EventLines implements RetryListener {
     private final LongAdder handedOver = new LongAdder();
     private final Map<String, Long> firstFailed = new ConcurrentHashMap<>();
     private final Map<String, Failed> lastFailed = new ConcurrentHashMap<>();
+    private final Set<String> replayed = ConcurrentHashMap.newKeySet();
 
     /**
      * @param console       where lines go
@@ -147,6 +150,9 @@ public final class EventLines implements RetryListener {
     }
 
     private String since(RetryEvent e) {
+        if (replayed.contains(e.retryId())) {
+            return "replayed from the dead letters";
+        }
         Long first = firstFailed.get(e.retryId());
         // no first failure seen here: the call was resumed from the journal, failed back by an earlier process
         return first == null ? "resumed from the journal" : Human.duration(Math.max(0, e.epochMillis() - first)) + " after the first try";
@@ -157,6 +163,11 @@ public final class EventLines implements RetryListener {
             return "-";
         }
         return providerNames.getOrDefault(address, address);
+    }
+
+    /** Marks {@code retryIds} as dead letters being replayed: their deliveries say so. */
+    public void replayed(Collection<String> retryIds) {
+        replayed.addAll(retryIds);
     }
 
     /** @return HANDED_OVER outcomes seen, of this consumer's calls and of those resumed from its journal */

@@ -76,6 +76,7 @@ public final class FinalReport {
     private final int failbackTasks;
     private final int brokenAnswers;
     private final String brokenExample;
+    private final Optional<DeadLetterSummary> deadLetters;
 
     /**
      * @param report        the account of the run, taken after the consumer stopped
@@ -89,6 +90,17 @@ public final class FinalReport {
      */
     public FinalReport(Report report, Optional<TimerStats> wheel, Duplicates duplicates, Budget budget,
                        int failbackTasks, int brokenAnswers, String brokenExample) {
+        this(report, wheel, duplicates, budget, failbackTasks, brokenAnswers, brokenExample, Optional.empty());
+    }
+
+    /**
+     * As the constructor above, with the summary of a dead-letter replay ({@code --scenario dead-letters}): the
+     * report prints it, and fails the run if it lost a call or a call ran twice.
+     */
+    public FinalReport(Report report, Optional<TimerStats> wheel, Duplicates duplicates, Budget budget,
+                       int failbackTasks, int brokenAnswers, String brokenExample,
+                       Optional<DeadLetterSummary> deadLetters) {
+        this.deadLetters = deadLetters;
         this.report = report;
         this.wheel = wheel;
         this.duplicates = duplicates;
@@ -123,9 +135,17 @@ public final class FinalReport {
         return budget;
     }
 
-    /** @return whether nothing was lost and every call is in exactly one row */
+    /** @return the summary of the dead-letter replay, if the run played one to the end */
+    public Optional<DeadLetterSummary> deadLetters() {
+        return deadLetters;
+    }
+
+    /**
+     * @return whether nothing was lost and every call is in exactly one row; with a dead-letter replay, also that it
+     *         lost no call and ran none twice
+     */
     public boolean ok() {
-        return report.lost() == 0 && report.addsUp();
+        return report.lost() == 0 && report.addsUp() && deadLetters.map(DeadLetterSummary::ok).orElse(true);
     }
 
     /** @return {@link #OK} or {@link #LOST} */
@@ -171,6 +191,7 @@ public final class FinalReport {
             row(l, "broke in the caller", brokenAnswers, "WARNING: not an RPC failure; their rows above come from "
                     + "the retry events. E.g. " + brokenExample);
         }
+        deadLetters.ifPresent(d -> l.addAll(d.lines()));
         budgetLines(l);
         wheelLines(l);
         l.add(verdict());
@@ -219,7 +240,9 @@ public final class FinalReport {
         if (ok()) {
             return "OK: " + sum + ". Nothing lost.";
         }
-        return "NOT OK: " + sum + (r.addsUp() ? "" : " -- the rows do not add up") + ".";
+        String dead = deadLetters.map(DeadLetterSummary::problem).orElse("");
+        return "NOT OK: " + sum + (r.addsUp() ? "" : " -- the rows do not add up")
+                + (dead.isEmpty() ? "" : " -- dead letters: " + dead) + ".";
     }
 
     private static void row(List<String> l, String name, long value, String note) {

@@ -1,11 +1,17 @@
 package io.rpctimer.demo.consumer;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.Locale;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /**
  * What a run has started, to stop in reverse order — ZooKeeper first started, last stopped — from the run's own
@@ -97,6 +103,21 @@ final class Resources {
             c.close();
         } catch (Exception ignored) {
             // stopping anyway
+        }
+    }
+
+    /**
+     * Deletes a directory and everything in it, e.g. a journal the demo made for one run.
+     *
+     * @throws IOException if something could not be deleted
+     */
+    static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
         }
     }
 }

@@ -126,6 +126,43 @@ public enum Scenario {
                     d.jitter(), 1000, d.overflow(), d.retryOn(), EventLines.Level.NONE, null, d.budgetRatio(),
                     d.budgetMinRate(), false);
         }
+    },
+
+    /**
+     * No provider is up for longer than the retry horizon: calls end ABANDONED and stay in the journal as dead
+     * letters; the providers come back and the demo replays them at a set pace.
+     */
+    DEAD_LETTERS("dead-letters",
+            "no provider is up for longer than the retries last; then the dead letters are replayed",
+            "Calls that fail while no provider is up use up their 2 retries (0.3 s, 0.6 s) long before the providers "
+                    + "return: they end ABANDONED, and the consumer's journal keeps each as a dead letter. Once every "
+                    + "call has its outcome, the demo replays the dead letters at 10/s, as 'failback replay all "
+                    + "rate=10' does, with their original retry.id, so the providers' retrydedup runs each call at "
+                    + "most once. The providers' ledgers say what ran; the report reads 'N abandoned, N replayed, N "
+                    + "delivered, 0 lost'.") {
+        @Override
+        List<Step> steps(Cast c) {
+            Duration down = c.part(0.50);
+            return List.of(new Step(c.part(0.15), "p1 and p2 go down for " + Human.duration(down)
+                    + ", longer than the retries last: no provider is up", () -> {
+                        c.down(c.p1, down);
+                        c.down(c.p2, down);
+                    }));
+        }
+
+        @Override
+        RunSettings defaults() {
+            // a short retry horizon, event lines for outcomes only, and a budget that leaves the replay's pace alone
+            RunSettings d = RunSettings.DEFAULTS;
+            return new RunSettings(80, 10, d.mode(), d.timeout(), 2, Duration.ofMillis(300), 2.0, Duration.ofSeconds(1),
+                    d.jitter(), d.failbackTasks(), d.overflow(), d.retryOn(), EventLines.Level.OUTCOMES, null,
+                    d.budgetRatio(), 5 * DeadLetterReplayPhase.REPLAY_PER_SECOND, false);
+        }
+
+        @Override
+        boolean replaysDeadLetters() {
+            return true;
+        }
     };
 
     /** The scenario run when none is named. */
@@ -159,6 +196,11 @@ public enum Scenario {
     /** @return the consumer settings this scenario starts from, before the command line's flags */
     RunSettings defaults() {
         return RunSettings.DEFAULTS;
+    }
+
+    /** @return whether the run ends by replaying the dead letters (on a journal in a temporary directory) */
+    boolean replaysDeadLetters() {
+        return false;
     }
 
     /** @return the timed fault changes of this scenario, in time order */

@@ -2,6 +2,7 @@ package io.rpctimer.demo.consumer;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * What surrounds the consumer of a {@link ConsumerRun}: the registry and the providers. For the one-command demo,
@@ -31,6 +32,11 @@ interface Stage {
     /** @return provider address ({@code host:port}) to the label printed for it, e.g. {@code p1@127.0.0.1:4001} */
     Map<String, String> providerLabels();
 
+    /** @return {@code options} with what the stage gives the consumer, e.g. a journal; by default unchanged */
+    default DemoConsumer.Options consumerOptions(DemoConsumer.Options options) {
+        return options;
+    }
+
     /** Called once the consumer has started, before the first call. */
     void consumerStarted(DemoConsumer consumer);
 
@@ -39,6 +45,18 @@ interface Stage {
 
     /** Called when every call has been answered: ends the faults still in force. */
     void endFaults(Console console);
+
+    /**
+     * Called once every call has its outcome, with the consumer still running: the stage's last act, e.g. a replay of
+     * the dead letters. Returns early when the run begins to stop. By default nothing.
+     */
+    default void afterOutcomes(DemoConsumer consumer, EventLines events) {
+    }
+
+    /** @return the summary of the stage's dead-letter replay, if it played one to the end; by default none */
+    default Optional<DeadLetterSummary> deadLetters() {
+        return Optional.empty();
+    }
 
     /** Called once when the run begins to stop: from now on, the stage prints nothing of its script. */
     void stopping();

@@ -43,7 +43,7 @@ class DemoLauncherTest {
             assertTrue(help.contains(flag), flag + " in\n" + help);
         }
         for (String s : new String[] {"--scenario", "--speed", "consumer", "provider-down (default)",
-            "provider-hang", "flaky", "overflow", "business", "recovery", "most instructive"}) {
+            "provider-hang", "flaky", "overflow", "business", "recovery", "dead-letters", "most instructive"}) {
             assertTrue(help.contains(s), s + " in\n" + help);
         }
         assertEquals("", err());
@@ -67,7 +67,7 @@ class DemoLauncherTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "--scenario nope   | --scenario: \"nope\" (expected: one of provider-down, provider-hang, flaky, overflow, "
-            + "business, recovery, consumer-crash)",
+            + "business, recovery, dead-letters, consumer-crash)",
         "--speed 0         | --speed: \"0\" (expected: a number, 0.1..50)",
         "--calls 0         | --calls: \"0\" (expected: a whole number, 1..1000000)",
         "--rate fast       | --rate: \"fast\" (expected: a number, 0.01..10000)",

@@ -53,18 +53,19 @@ class DemoScenariosIT {
         }
     }
 
-    private ConsumerRun.Result play(Scenario scenario) {
+    private ConsumerRun.Result play(Scenario scenario, String speed) {
         DemoLauncher launcher = new DemoLauncher(new PrintStream(out, true, StandardCharsets.UTF_8), false);
         int code = launcher.execute(new PrintStream(err, true, StandardCharsets.UTF_8),
-                "--scenario", scenario.id(), "--speed", "10");
+                "--scenario", scenario.id(), "--speed", speed);
         assertEquals(0, code, out() + err());
         return launcher.result().orElseThrow();
     }
 
+    /** Every scenario but dead-letters, whose retry horizon and replay pace want a slower clock (below). */
     @ParameterizedTest
-    @EnumSource(Scenario.class)
+    @EnumSource(value = Scenario.class, names = "DEAD_LETTERS", mode = EnumSource.Mode.EXCLUDE)
     void scenario_losesNothing_andTheReportAddsUp(Scenario scenario) {
-        ConsumerRun.Result result = play(scenario);
+        ConsumerRun.Result result = play(scenario, "10");
         FinalReport fr = result.report().orElseThrow();
         Report r = fr.report();
         String table = String.join("\n", fr.lines());
@@ -104,6 +105,48 @@ class DemoScenariosIT {
             }
             case RECOVERY -> assertTrue(fr.budget().waits() > 0, "no retry waited for the budget\n" + table);
         }
+    }
+
+    /**
+     * Dead letters at twice the pace (80 calls at 20/s, retries after 150 ms and 300 ms, no provider for 2 s; the
+     * replay at 10/s, a rate at the providers): calls end ABANDONED and stay in the journal, the replay puts every one
+     * back and the providers complete each, once (retrydedup, shared store), and the report's line says so. The pace
+     * the providers saw is never far above the one asked (a late tick sends at most one extra call at once).
+     */
+    @Test
+    @Timeout(120)
+    void deadLetters_areReplayedAtThePaceAsked_andTheLineReadsNoneLost() {
+        ConsumerRun.Result result = play(Scenario.DEAD_LETTERS, "2");
+        FinalReport fr = result.report().orElseThrow();
+        String o = out();
+        Report r = fr.report();
+        assertEquals(80, r.sent(), o);
+        assertEquals(0, r.lost(), o);
+        assertTrue(r.addsUp(), o);
+        assertTrue(fr.ok(), o);
+        assertTrue(r.abandoned() > 0, "no call was abandoned during the outage\n" + o);
+
+        DeadLetterSummary d = fr.deadLetters().orElseThrow();
+        assertEquals(r.abandoned(), d.abandoned(), o);
+        assertEquals(d.abandoned(), d.replayed(), "every dead letter replayed\n" + o);
+        assertEquals(d.replayed(), d.delivered(), "every replayed call delivered\n" + o);
+        assertEquals(0, d.stillDead(), o);
+        assertEquals(List.of(), d.lostIds(), o);
+        assertEquals(List.of(), d.ranTwice(), o);
+        Matcher line = Pattern.compile("(?m)^  (\\d+) abandoned, (\\d+) replayed, (\\d+) delivered, (\\d+) lost$")
+                .matcher(o);
+        assertTrue(line.find(), "the report's line\n" + o);
+        long n = d.abandoned();
+        assertEquals(List.of(n, n, n, 0L), List.of(Long.parseLong(line.group(1)), Long.parseLong(line.group(2)),
+                Long.parseLong(line.group(3)), Long.parseLong(line.group(4))), o);
+        assertTrue(o.contains("DELIVERED    replayed from the dead letters"), o);
+        if (d.arrivals() >= 5) {
+            assertTrue(d.seenPerSecond() <= 1.5 * d.askedPerSecond() + 2, "the providers saw " + d.seenPerSecond()
+                    + "/s; asked " + d.askedPerSecond() + "/s\n" + o);
+        }
+        assertTrue(fr.wheel().isPresent(), o);
+        // the journal's periodic claim and dead-letter trim stay on the wheel while the consumer runs
+        assertTrue(fr.wheel().get().pendingTimeouts() <= 2, o);
     }
 
     /**
