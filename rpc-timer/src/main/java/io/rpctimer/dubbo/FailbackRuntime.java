@@ -57,6 +57,8 @@ final class FailbackRuntime {
     private final AtomicBoolean sweeping = new AtomicBoolean();
     /** The sweep's timeout, cancelled when the last pending call ends so that an idle wheel holds nothing of ours. */
     private volatile Timeout sweep;
+    /** The next periodic claim of the application's references: cancelled at close, so the shared wheel keeps none. */
+    private volatile Timeout adoption;
 
     /**
      * Tasks each lane may queue. A pending call has at most one step (its send, or its reply's handling) queued at a
@@ -180,7 +182,7 @@ final class FailbackRuntime {
 
     private void scheduleAdoption() {
         try {
-            timer.newTimeout(t -> {
+            adoption = timer.newTimeout(t -> {
                 try {
                     lanes.execute(this, this::adopt);
                 } catch (RejectedExecutionException full) {
@@ -288,9 +290,10 @@ final class FailbackRuntime {
         if (s != null) {
             s.close();
         }
-        Timeout t = sweep;
-        if (t != null) {
-            t.cancel();
+        for (Timeout t : new Timeout[]{sweep, adoption}) {
+            if (t != null) {
+                t.cancel();
+            }
         }
         lanes.shutdown();
         if (lease != null) {
