@@ -25,7 +25,9 @@ import java.util.TreeSet;
  *   <li>{@code double sends}: one attempt ({@code service, retry.id, retry.attempt}) reached the providers from two
  *       instances, counted from what arrived, before deduplication;</li>
  *   <li>{@code stale-owner sends}: an instance sent a retry of a call after another instance had sent the same or a
- *       later retry of it (a call adopted back after its adopter died goes on at a later retry: not stale);</li>
+ *       later retry of it (a call adopted back after its adopter died goes on at a later retry: not stale), and the
+ *       provider ran it; one that {@code retrydedup} answered without running is counted apart (a process frozen
+ *       between its fence and its socket write sends when it wakes);</li>
  *   <li>{@code handle never completed}: a call failed back in an instance that lived to the end (or stopped
  *       gracefully) and its handle never completed;</li>
  *   <li>{@code counters do not add up}: failed != delivered + abandoned + rejected + handed over + pending;</li>
@@ -152,13 +154,13 @@ final class FleetCheck {
     /** Double sends and stale-owner sends, from what the providers received (before deduplication). */
     private void sends(List<ProviderRecords.Invocation> received) {
         Map<String, Set<String>> sendersByAttempt = new TreeMap<>();
-        Map<String, List<ProviderRecords.Received>> retriesByCall = new HashMap<>();
+        Map<String, List<ProviderRecords.Invocation>> retriesByCall = new HashMap<>();
         for (ProviderRecords.Invocation i : received) {
             ProviderRecords.Received r = i.received();
             String call = r.service() + " retry.id=" + r.retryId();
             sendersByAttempt.computeIfAbsent(call + " attempt=" + r.attempt(), k -> new TreeSet<>()).add(r.sender());
             if (r.attempt() > 0) {
-                retriesByCall.computeIfAbsent(call, k -> new ArrayList<>()).add(r);
+                retriesByCall.computeIfAbsent(call, k -> new ArrayList<>()).add(i);
             }
         }
         sendersByAttempt.forEach((attempt, senders) -> {
@@ -172,23 +174,31 @@ final class FleetCheck {
     /**
      * A sender that sends a retry after another sent the same or a later one: it acted on ownership it had lost.
      * Ownership may move back and forth (each adoption after a lease ran out), but each owner goes on from the
-     * journal's retry, so retries by time rise across senders.
+     * journal's retry, so retries by time rise across senders. The fence and the socket write are not one step: a
+     * process frozen between them sends when it wakes. Such a stale retry that {@code retrydedup} kept from running
+     * is counted apart; one that ran is a violation.
      */
-    private void staleOwner(String call, List<ProviderRecords.Received> retries) {
-        List<ProviderRecords.Received> byTime = new ArrayList<>(retries);
-        byTime.sort((a, b) -> Long.compare(a.receivedMillis(), b.receivedMillis()));
+    private void staleOwner(String call, List<ProviderRecords.Invocation> retries) {
+        List<ProviderRecords.Invocation> byTime = new ArrayList<>(retries);
+        byTime.sort((a, b) -> Long.compare(a.received().receivedMillis(), b.received().receivedMillis()));
         List<String> order = new ArrayList<>();
-        boolean stale = false;
+        boolean ran = false;
+        boolean kept = false;
         for (int i = 0; i < byTime.size(); i++) {
-            ProviderRecords.Received r = byTime.get(i);
+            ProviderRecords.Received r = byTime.get(i).received();
             order.add(r.sender() + "#" + r.attempt());
+            boolean stale = false;
             for (int j = 0; j < i; j++) {
-                ProviderRecords.Received earlier = byTime.get(j);
+                ProviderRecords.Received earlier = byTime.get(j).received();
                 stale |= !earlier.sender().equals(r.sender()) && earlier.attempt() >= r.attempt();
             }
+            ran |= stale && byTime.get(i).ran();
+            kept |= stale && !byTime.get(i).ran();
         }
-        if (stale) {
+        if (ran) {
             finding("stale-owner sends").add(call + " sender#retry in order " + order);
+        } else if (kept) {
+            finding("stale-owner sends kept from running by retrydedup").add(call + " sender#retry in order " + order);
         }
     }
 

@@ -33,6 +33,12 @@ final class ProviderRecords {
                     || verdict == VerdictStore.Verdict.STORE_FAILED || verdict == VerdictStore.Verdict.NONE);
         }
 
+        /** @return whether the service was called with it (it may have thrown): deduplication let it through */
+        boolean ran() {
+            return verdict == VerdictStore.Verdict.CLAIMED || verdict == VerdictStore.Verdict.STORE_FAILED
+                    || verdict == VerdictStore.Verdict.NONE;
+        }
+
         /** @return whether it ran although the dedup store failed to claim it (retrydedup's unprotected run) */
         boolean unprotected() {
             return verdict == VerdictStore.Verdict.STORE_FAILED;
