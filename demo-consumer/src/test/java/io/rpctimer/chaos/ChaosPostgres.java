@@ -2,10 +2,9 @@ package io.rpctimer.chaos;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import io.rpctimer.faults.RestartablePostgres;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -20,20 +19,16 @@ import javax.sql.DataSource;
  * restart, while the fleet keeps running. The test JVM reaches it through a HikariCP pool, which drops the
  * connections a restart broke.
  *
- * <p><b>Threading:</b> {@link #restart} and {@link #close} from one thread (the fault schedule's); the pool is
- * thread-safe.
+ * <p><b>Threading:</b> {@link #stop}, {@link #startAgain} and {@link #close} from one thread (the fault schedule's);
+ * the pool is thread-safe.
  */
 final class ChaosPostgres implements AutoCloseable {
 
-    private final Path dataDirectory;
-    private final int port;
+    private final RestartablePostgres server;
     private final HikariDataSource pool;
-    private EmbeddedPostgres server; // null while stopped
 
-    private ChaosPostgres(Path dataDirectory, EmbeddedPostgres server) {
-        this.dataDirectory = dataDirectory;
+    private ChaosPostgres(RestartablePostgres server) {
         this.server = server;
-        this.port = server.getPort();
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(jdbcUrl());
         c.setUsername("postgres");
@@ -45,18 +40,12 @@ final class ChaosPostgres implements AutoCloseable {
 
     /** Starts a server on a new data directory under {@code dataDirectory}, on a free port. */
     static ChaosPostgres start(Path dataDirectory) throws IOException {
-        return new ChaosPostgres(dataDirectory, builder(dataDirectory).start());
-    }
-
-    private static EmbeddedPostgres.Builder builder(Path dataDirectory) {
-        // a start that gives up keeps the data directory's lock in this JVM for good: wait for a loaded machine
-        return EmbeddedPostgres.builder().setDataDirectory(dataDirectory).setCleanDataDirectory(false)
-                .setServerConfig("max_connections", "300").setPGStartupWait(Duration.ofMinutes(3));
+        return new ChaosPostgres(RestartablePostgres.start(dataDirectory));
     }
 
     /** @return the JDBC URL the consumers use, without credentials (the embedded server trusts local users) */
     String jdbcUrl() {
-        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
+        return server.jdbcUrl();
     }
 
     /** @return pooled connections for the test JVM: the dedup store and the final checks */
@@ -65,18 +54,13 @@ final class ChaosPostgres implements AutoCloseable {
     }
 
     /** Stops the server (a fast shutdown: sessions are cut, committed data stays). */
-    synchronized void stop() throws IOException {
-        if (server != null) {
-            server.close();
-            server = null;
-        }
+    void stop() throws IOException {
+        server.stop();
     }
 
     /** Starts the server again, on the same data directory and port. */
-    synchronized void startAgain() throws IOException {
-        if (server == null) {
-            server = builder(dataDirectory).setPort(port).start();
-        }
+    void startAgain() throws IOException {
+        server.startAgain();
     }
 
     /** @return the rows of {@code sql}, each as its columns' text */
@@ -96,8 +80,8 @@ final class ChaosPostgres implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() throws IOException {
+    public void close() throws IOException {
         pool.close();
-        stop();
+        server.close();
     }
 }

@@ -37,9 +37,14 @@ class ConsumerFleetFaultIT {
 
     /** @return the reference parameters of a consumer on {@code postgres} as its shared journal */
     static Map<String, String> jdbcParameters(EmbeddedPostgres postgres) {
+        return jdbcParameters("jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/postgres");
+    }
+
+    /** @return the reference parameters of a consumer on the PostgreSQL at {@code jdbcUrl} as its shared journal */
+    static Map<String, String> jdbcParameters(String jdbcUrl) {
         Map<String, String> params = new HashMap<>(ConsumerRestartFaultIT.retryParameters());
         params.put("failback.store", "jdbc");
-        params.put("failback.store.url", "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/postgres");
+        params.put("failback.store.url", jdbcUrl);
         params.put("failback.store.user", "postgres");
         return params;
     }

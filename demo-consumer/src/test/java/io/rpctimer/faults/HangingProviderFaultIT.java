@@ -7,6 +7,7 @@ import io.rpctimer.demo.consumer.CallerSaw;
 import io.rpctimer.demo.provider.DemoProvider;
 import io.rpctimer.retry.RetryEvent;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -17,7 +18,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * Scenario 3 (sync callers) and 7c (async callers): p1 hangs 20 s on every call, far past the 300 ms timeout, for
  * the whole test. Calls that land on p1 time out and fail back; their retries avoid p1 (the provider tried last) and
- * are delivered by p2 or p3 while p1's calls still hang. The shared wheel's worker never waits for any of it: its
+ * are delivered by p2 or p3 while p1's calls still hang. Every retry avoids the provider its call's previous attempt
+ * failed on: a retry goes to p1 only after an attempt on p2 or p3 timed out (300 ms is short on a loaded machine),
+ * never after one on p1. The shared wheel's worker never waits for any of it: its
  * worst tick lag, from the wheel's creation (when the consumer started) until the consumer closed, stays under
  * 50 ms (five 10 ms ticks) beyond what the machine does to any thread: the worst oversleep of a thread that only
  * sleeps, measured over the same run ({@link io.rpctimer.demo.consumer.SleeperLag}; a millisecond or two on a quiet machine, tens of ms when
@@ -47,9 +50,18 @@ class HangingProviderFaultIT {
             List<RetryEvent> sent = out.events().of(RetryEvent.Type.SENT);
             TreeSet<String> retryTargets = new TreeSet<>(sent.stream().map(e -> rig.providerName(e.provider()))
                     .toList());
-            String notes = out.report().deliveredOnAnyRetry() + " calls timed out on p1 and were delivered on retry "
-                    + out.report().deliveredOnRetry() + " (retry number: calls); all " + sent.size()
-                    + " retries went to " + retryTargets + "; " + hanging
+            Map<String, String> failedOn = failedOn(out.events());
+            List<String> sameAgain = sent.stream().filter(e -> e.provider().equals(failedOn.get(key(e))))
+                    .map(e -> e.retryId() + " retry " + e.attempt() + " to " + rig.providerName(e.provider())).toList();
+            long afterP1 = sent.stream().filter(e -> p1.address().equals(failedOn.get(key(e)))).count();
+            List<String> toP1 = sent.stream().filter(e -> p1.address().equals(e.provider()))
+                    .map(e -> e.retryId() + " retry " + e.attempt() + " after "
+                            + rig.providerName(failedOn.get(key(e)))).toList();
+            String notes = out.report().deliveredOnAnyRetry() + " calls timed out and were delivered on retry "
+                    + out.report().deliveredOnRetry() + " (retry number: calls); the " + sent.size()
+                    + " retries went to " + retryTargets + ", " + afterP1 + " of them after an attempt on p1, none of"
+                    + " those to p1; " + toP1.size() + " went to p1, each after its previous attempt failed on another"
+                    + " provider " + toP1 + "; " + hanging
                     + " calls were still hanging on p1 when the callers were done; the wheel ran "
                     + out.wheel().ticks() + " ticks, worst lag " + String.format("%.1f", out.maxTickLagMillis())
                     + " ms (a thread that only sleeps: " + String.format("%.1f", out.sleeperLagMillis())
@@ -66,8 +78,11 @@ class HangingProviderFaultIT {
                         assertEquals(CALLS, out.report().delivered(), "every call delivered\n"
                                 + out.report().toTable());
                         assertTrue(out.report().deliveredOnAnyRetry() > 0, "no call landed on the hanging p1");
-                        assertTrue(sent.stream().noneMatch(e -> p1.address().equals(e.provider())),
-                                "a retry went to the hanging provider: " + retryTargets);
+                        assertEquals(sent.size(), sent.stream().filter(e -> failedOn.containsKey(key(e))).count(),
+                                "retries sent without a failed attempt before them");
+                        assertTrue(afterP1 > 0, "no retry followed an attempt on the hanging p1");
+                        assertEquals(List.of(), sameAgain, "retries sent to the provider the previous attempt"
+                                + " failed on");
                         assertTrue(out.wheel().ticks() > 0, "the wheel never ticked");
                         double allowed = MAX_TICK_LAG_MILLIS + out.sleeperLagMillis();
                         assertTrue(out.maxTickLagMillis() < allowed, "worst tick lag " + out.maxTickLagMillis()
@@ -75,5 +90,17 @@ class HangingProviderFaultIT {
                                 + " that only sleeps, " + out.sleeperLagMillis() + " ms)");
                     });
         }
+    }
+
+    /** @return the provider each retry's previous attempt failed on, by {@link #key} (its SCHEDULED event) */
+    private static Map<String, String> failedOn(EventRecorder events) {
+        Map<String, String> m = new HashMap<>();
+        events.of(RetryEvent.Type.SCHEDULED).stream().filter(e -> e.provider() != null)
+                .forEach(e -> m.put(key(e), e.provider()));
+        return m;
+    }
+
+    private static String key(RetryEvent e) {
+        return e.retryId() + "#" + e.attempt();
     }
 }

@@ -105,7 +105,10 @@ public final class ReliabilityReport {
             "Database down: a consumer process on a PostgreSQL journal; every provider failing. 200 calls fail back"
                 + " and are journaled, then PostgreSQL stops and 200 more fail back. Every caller still gets the"
                 + " failback result at once; the calls the journal cannot take are kept in memory, with a WARN and"
-                + " the `journalFailures` counter; once the providers recover all 400 are delivered. Torn entry: a"
+                + " the `journalFailures` counter. The providers recover while the database is still down: the 200"
+                + " calls kept in memory are delivered, and the 200 journaled ones are held back (a journaled call"
+                + " is sent only once the database confirms this instance still owns it). Once PostgreSQL is back"
+                + " on the same data directory and port, all 400 are delivered, each exactly once. Torn entry: a"
                 + " consumer on the embedded journal is killed with 200 calls pending and one row's payload is"
                 + " damaged (CRC32 mismatch) before the restart; that entry is skipped with one error naming it"
                 + " (kept, quarantined) and the other 199 are delivered (the table counts those 199)."},

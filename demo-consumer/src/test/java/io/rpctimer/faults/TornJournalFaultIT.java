@@ -87,7 +87,8 @@ class TornJournalFaultIT {
 
     /**
      * Makes the journal row of {@code retryId} torn: its payload's CRC32 no longer matches. The process that held
-     * the file is dead, so its H2 file lock is gone.
+     * the file is dead, so its H2 file lock is gone. A call's key is application, service, method and retry id; this
+     * test sends one method of one service with unique ids, so the retry id alone finds the row.
      *
      * @return the rows changed
      */
@@ -100,7 +101,7 @@ class TornJournalFaultIT {
         String base = file.toString().substring(0, file.toString().length() - ".mv.db".length());
         try (Connection c = DriverManager.getConnection("jdbc:h2:file:" + base, "sa", "");
              PreparedStatement st = c.prepareStatement(
-                     "UPDATE rpctimer_retry_entry SET payload_crc = payload_crc + 1 WHERE retry_id = ?")) {
+                     "UPDATE rpctimer_call SET payload_crc = payload_crc + 1 WHERE retry_id = ?")) {
             st.setString(1, retryId);
             return st.executeUpdate();
         }

@@ -55,7 +55,7 @@ class FailbackJournalDownIT {
         Infrastructure infrastructure = InfrastructureExtension.infrastructure();
         Http http = new Http(port);
         assertNull(call("down-1"), "no provider: failed back");
-        assertEquals(1, infrastructure.count("SELECT COUNT(*) FROM rpctimer_retry_entry"));
+        assertEquals(1, infrastructure.count("SELECT COUNT(*) FROM rpctimer_call"));
         JsonNode healthy = http.get("/actuator/health/failback").json();
         assertEquals("UP", healthy.path("status").asText(), healthy.toString());
 

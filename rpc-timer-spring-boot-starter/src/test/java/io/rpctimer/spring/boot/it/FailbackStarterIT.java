@@ -49,7 +49,7 @@ class FailbackStarterIT {
     private static final String CONSUMER = "it-consumer";
     private static final String PROVIDER = "it-provider";
     private static final int CALLS = 5;
-    private static final String JOURNAL_TABLE = "rpctimer_retry_entry";
+    private static final String JOURNAL_TABLE = "rpctimer_call";
     private static Infrastructure infrastructure;
 
     @Autowired
