@@ -145,7 +145,6 @@ final class FailbackRuntime {
             lifecycle = RetryLifecycle.builder(application).timer(timer)
                     .executor(task -> lanes.execute(this, task)).journal(journal)
                     .deadLetters(opened.deadLetterPolicy())
-                    .onFailedCall(() -> WheelFailback.counters().callFailed())
                     .listener(event -> onEvent(event, opened)).build();
             store = opened;
             WheelFailback.register(lifecycle);
