@@ -5,18 +5,13 @@ import io.rpctimer.retry.AttemptResult;
 import io.rpctimer.retry.CallOutcome;
 import io.rpctimer.retry.FailedCall;
 import io.rpctimer.retry.OverflowPolicy;
-import io.rpctimer.retry.PendingRetry;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryPolicy;
 import io.rpctimer.retry.RetryOutcome;
 import io.rpctimer.retry.RetryReference;
 import io.rpctimer.wheel.Timeout;
-import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -29,7 +24,6 @@ import org.apache.dubbo.common.constants.CommonConstants;
 import org.apache.dubbo.common.constants.LoggerCodeConstants;
 import org.apache.dubbo.common.logger.ErrorTypeAwareLogger;
 import org.apache.dubbo.common.logger.LoggerFactory;
-import org.apache.dubbo.common.profiler.Profiler;
 import org.apache.dubbo.rpc.AppResponse;
 import org.apache.dubbo.rpc.AsyncRpcResult;
 import org.apache.dubbo.rpc.InvokeMode;
@@ -71,10 +65,8 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * later, so they behave as in Dubbo and the failure reaches the caller. A generic call ({@code $invoke}) is
  * configured and reported by the method it names.
  *
- * <p>A pending call keeps only what its next attempt needs: method, parameter types, its own copy of the argument
- * array (the argument objects themselves are shared with the caller), attachments and attributes (no profiler
- * entry), and the class and a short message of its last failure; never a {@link Throwable} or a provider invoker.
- * With a journal it is also serialized ({@link CallCodec}) and persisted before the caller gets the empty result;
+ * <p>A pending call keeps only what its next attempt needs ({@link PendingInvocation}), and the class and a short
+ * message of its last failure. With a journal it is also serialized ({@link CallCodec}) and persisted before the caller gets the empty result;
  * when the reference is created, its service's entries in the journal are resumed. When the reference is destroyed
  * while the application runs, its pending retries are handed over within about a second ({@link FailbackRuntime}),
  * not when each comes due.
@@ -95,15 +87,13 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     private volatile Configured configured;
     private final FailbackRuntime runtime;
     /** This reference's part of the application's retry lifecycle, which owns every failed call's life. */
-    private final RetryReference<Snapshot> retries;
+    private final RetryReference<PendingInvocation> retries;
     /** Serializes failed calls for the journal; null when the application keeps them in memory only. */
     private final CallCodec codec;
     /** Sends first attempts as Dubbo's {@code invokeWithContext} would, without its per-call allocations. */
     private final FirstAttemptContext firstAttemptContext = new FirstAttemptContext();
-    /** The template the last failed call kept; any thread writes it, a stale read only costs a copy. */
-    private volatile Template lastTemplate;
-    private final SharedMap<String> sharedAttachments = new SharedMap<>();
-    private final SharedMap<Object> sharedAttributes = new SharedMap<>();
+    /** Makes what each failed call keeps, sharing what calls of one method have in common. */
+    private final PendingInvocations pendingInvocations = new PendingInvocations();
     /**
      * The service interface, kept from creation: Dubbo 3.1's {@code StaticDirectory} reads it from its first provider
      * invoker, so it throws once the directory is destroyed, which is when the pending calls are handed over.
@@ -125,15 +115,17 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         boolean durable = runtime.store().journal() != null;
         config.checkStore(url, durable);
         this.codec = durable ? new CallCodec(url) : null;
-        RetryReference.Builder<Snapshot> b = lifecycle.reference(url.getServiceKey(), this::send)
+        RetryReference.Builder<PendingInvocation> b = lifecycle.reference(url.getServiceKey(), this::send)
                 .service(getInterface().getName()).policies(method -> config().policy(method))
                 .limits(config.maxPending(), config.overflow()).budget(runtime.budget(config))
                 .executor(task -> runtime.lanes().execute(this, task))
-                .handOverSink(this::toStore).alive(() -> !isGone());
+                .handOverSink(call -> WheelFailback.retryStore().handOver(
+                        PendingInvocation.toPendingRetry(call, getInterface().getName(), getUrl())))
+                .alive(() -> !isGone());
         if (codec != null) {
             b.decoder(entry -> {
                 RpcInvocation inv = codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey());
-                return Snapshot.of(inv, template(inv, url), sharedAttachments, sharedAttributes);
+                return pendingInvocations.of(inv, url);
             });
         }
         this.retries = b.build();
@@ -323,8 +315,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      */
     private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure,
                                        CompletableFuture<CallOutcome> handle) {
-        Snapshot snapshot = Snapshot.of(invocation, template(invocation, consumerUrl), sharedAttachments,
-                sharedAttributes);
+        PendingInvocation snapshot = pendingInvocations.of(invocation, consumerUrl);
         String retryId = invocation.getAttachment(WheelFailback.RETRY_ID);
         byte[] payload = codec == null ? null : codec.encode(snapshot);
         Admission admission = retries.admit(snapshot.method(), retryId, snapshot, payload, provider, failure,
@@ -351,8 +342,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      * Sends one retry of {@code call} asynchronously, on the calling (lane) thread, and returns its reply. Nothing
      * here waits for the reply: it completes when the provider answers or the per-attempt timeout fires.
      */
-    private CompletionStage<AttemptResult> send(FailedCall<Snapshot> call, int attempt) {
-        Snapshot snapshot = call.payload();
+    private CompletionStage<AttemptResult> send(FailedCall<PendingInvocation> call, int attempt) {
+        PendingInvocation snapshot = call.payload();
         RpcInvocation inv = attempt(snapshot, call.retryId(), attempt);
         String provider = null;
         try {
@@ -408,23 +399,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return AttemptResult.delivered(provider);
     }
 
-    /** What a call handed over without a journal leaves in the {@link io.rpctimer.retry.RetryStore}. */
-    private void toStore(FailedCall<Snapshot> call) throws Exception {
-        Snapshot snapshot = call.payload();
-        Map<String, String> attachments = new HashMap<>();
-        snapshot.attachments().forEach((k, v) -> attachments.put(k, String.valueOf(v)));
-        attachments.put(WheelFailback.RETRY_ID, call.retryId());
-        Class<?>[] types = snapshot.parameterTypes();
-        String[] typeNames = new String[types.length];
-        for (int i = 0; i < types.length; i++) {
-            typeNames[i] = types[i].getName();
-        }
-        URL url = getUrl();
-        WheelFailback.retryStore().handOver(new PendingRetry(call.retryId(), getInterface().getName(),
-                url.getGroup(), url.getVersion(), snapshot.invokedMethod(), typeNames, snapshot.arguments(),
-                Map.copyOf(attachments), call.attempt() + 1, call.lastFailure(), System.currentTimeMillis()));
-    }
-
     /**
      * The provider tried last, to pass to {@code select()} as already selected, as Dubbo's failback does: the load
      * balancer still sees the full list (a consistent-hash ring is not rebuilt for a sub-list), and
@@ -442,7 +416,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /** A fresh invocation for one retry: async, with the retry attachments. */
-    private static RpcInvocation attempt(Snapshot snapshot, String retryId, int attempt) {
+    private static RpcInvocation attempt(PendingInvocation snapshot, String retryId, int attempt) {
         RpcInvocation inv = snapshot.toInvocation();
         inv.setInvokeMode(InvokeMode.ASYNC);
         inv.setAttachment(WheelFailback.RETRY_ID, retryId);
@@ -494,105 +468,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return next;
     }
 
-    /**
-     * What every failed call of one method has in common: kept once per reference and method (the invoker keeps the
-     * last one and reuses it while it matches), so a pending call holds one reference to it.
-     *
-     * @param invokedMethod the method as invoked ({@code $invoke} for a generic call)
-     * @param consumerUrl   the consumer URL the call was made with, or null
-     */
-    record Template(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
-                    String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, URL consumerUrl) {
-
-        static Template of(Invocation inv, URL consumerUrl) {
-            return new Template(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
-                    inv.getServiceName(), inv.getProtocolServiceKey(), inv.getParameterTypes(), consumerUrl);
-        }
-
-        boolean matches(Template t) {
-            return Objects.equals(targetServiceUniqueName, t.targetServiceUniqueName) && serviceModel == t.serviceModel
-                    && Objects.equals(invokedMethod, t.invokedMethod) && Objects.equals(serviceName, t.serviceName)
-                    && Objects.equals(protocolServiceKey, t.protocolServiceKey)
-                    && Arrays.equals(parameterTypes, t.parameterTypes) && Objects.equals(consumerUrl, t.consumerUrl);
-        }
-    }
-
-    /**
-     * The attachments (or the attributes) of the last failed call of a reference, kept to be shared: the calls that
-     * fail together carry the same ones (Dubbo's path, interface, version, timeout, remote.application; the consumer
-     * and method models), and two immutable maps of its own would about double what a pending call holds over real
-     * RPC (some 270 bytes). A call whose map differs gets its own copy, which the next calls then share.
-     *
-     * <p><b>Threading:</b> thread-safe: a racing call may keep its own equal copy.
-     *
-     * @param <K> the key type
-     */
-    static final class SharedMap<K> {
-        private volatile Map<K, Object> last = Map.of();
-
-        Map<K, Object> share(Map<K, Object> fresh) {
-            Map<K, Object> l = last;
-            return l.equals(fresh) ? l : (last = Map.copyOf(fresh));
-        }
-    }
-
-    /**
-     * What a pending call keeps of its invocation: what the next attempt needs and nothing more. The template is
-     * shared with every other call of the method; the argument array is a shallow copy (the argument objects are the
-     * caller's); attributes are copied without Dubbo's profiler entry, which holds the first attempt's timing tree,
-     * and without keys that are not names (a load balancer's per-invoker state). No invoke mode: every retry goes out
-     * async.
-     */
-    record Snapshot(Template template, Object[] arguments, Map<String, Object> attachments,
-                    Map<Object, Object> attributes) {
-
-        static Snapshot of(Invocation inv, Template template, SharedMap<String> sharedAttachments,
-                           SharedMap<Object> sharedAttributes) {
-            Map<String, Object> attachments = new HashMap<>();
-            inv.getObjectAttachments().forEach((k, v) -> {
-                if (v != null && !k.equals(WheelFailback.RETRY_ID) && !k.equals(WheelFailback.RETRY_ATTEMPT)) {
-                    attachments.put(k, v);
-                }
-            });
-            Map<Object, Object> attributes = new HashMap<>();
-            inv.getAttributes().forEach((k, v) -> {
-                if (k instanceof String && v != null && !k.equals(Profiler.PROFILER_KEY)) {
-                    attributes.put(k, v);
-                }
-            });
-            Object[] arguments = inv.getArguments();
-            return new Snapshot(template, arguments == null ? null : arguments.clone(),
-                    sharedAttachments.share(attachments), sharedAttributes.share(attributes));
-        }
-
-        String invokedMethod() {
-            return template.invokedMethod();
-        }
-
-        Class<?>[] parameterTypes() {
-            return template.parameterTypes();
-        }
-
-        URL consumerUrl() {
-            return template.consumerUrl();
-        }
-
-        /** @return the method the caller means: for a generic call, the one it names (as {@code RpcUtils}) */
-        String method() {
-            String invoked = template.invokedMethod();
-            boolean generic = CommonConstants.$INVOKE.equals(invoked) || CommonConstants.$INVOKE_ASYNC.equals(invoked);
-            return generic && arguments != null && arguments.length > 0 && arguments[0] instanceof String named
-                    ? named : invoked;
-        }
-
-        RpcInvocation toInvocation() {
-            Template t = template;
-            return new RpcInvocation(t.targetServiceUniqueName(), t.serviceModel(), t.invokedMethod(),
-                    t.serviceName(), t.protocolServiceKey(), t.parameterTypes(), arguments,
-                    new HashMap<>(attachments), null, Collections.synchronizedMap(new HashMap<>(attributes)), null);
-        }
-    }
-
     private static void cancel(Timeout t) {
         if (t != null) {
             t.cancel();
@@ -601,17 +476,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     private static String address(Invoker<?> invoker) {
         return invoker == null ? null : invoker.getUrl().getAddress();
-    }
-
-    /** @return the call's template, or an equal one kept earlier: calls of one method share one */
-    Template template(Invocation invocation, URL consumerUrl) {
-        Template t = Template.of(invocation, consumerUrl);
-        Template last = lastTemplate;
-        if (last != null && last.matches(t)) {
-            return last;
-        }
-        lastTemplate = t;
-        return t;
     }
 
     @Override
@@ -630,7 +494,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /** @return this reference's retries (tests) */
-    RetryReference<Snapshot> retries() {
+    RetryReference<PendingInvocation> retries() {
         return retries;
     }
 }

@@ -791,9 +791,9 @@ class WheelFailbackClusterInvokerTest {
             inv.put("consumerModel", "model");
             cluster.invoke(inv);
         }
-        List<WheelFailbackClusterInvoker.Snapshot> pending = timer.retries().stream()
+        List<PendingInvocation> pending = timer.retries().stream()
                 .map(s -> ((io.rpctimer.retry.FailedCall<?>) s.task()).payload())
-                .map(WheelFailbackClusterInvoker.Snapshot.class::cast).toList();
+                .map(PendingInvocation.class::cast).toList();
         assertEquals(3, pending.size());
         assertSame(pending.get(0).attachments(), pending.get(1).attachments());
         assertEquals("b", pending.get(2).attachments().get("business.key"));
