@@ -21,9 +21,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.constants.CommonConstants;
-import org.apache.dubbo.common.constants.LoggerCodeConstants;
-import org.apache.dubbo.common.logger.ErrorTypeAwareLogger;
-import org.apache.dubbo.common.logger.LoggerFactory;
 import org.apache.dubbo.rpc.AppResponse;
 import org.apache.dubbo.rpc.AsyncRpcResult;
 import org.apache.dubbo.rpc.InvokeMode;
@@ -77,14 +74,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     private static final String JVM_ID = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
     private static final AtomicLong CALL_IDS = new AtomicLong();
-    private static final ErrorTypeAwareLogger LOG =
-            LoggerFactory.getErrorTypeAwareLogger(WheelFailbackClusterInvoker.class);
 
-    /**
-     * The configuration and the consumer URL it was read from. A configurator (an override URL in the registry, a
-     * config-center rule) replaces the directory's consumer URL; the next failure reads the new one.
-     */
-    private volatile Configured configured;
+    /** The configuration of the directory's consumer URL now: a configurator may change it. */
+    private final LiveConfig config;
     private final FailbackRuntime runtime;
     /** This reference's part of the application's retry lifecycle, which owns every failed call's life. */
     private final RetryReference<PendingInvocation> retries;
@@ -108,16 +100,16 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         this.serviceInterface = directory.getInterface();
         URL url = getUrl();
         FailbackStore.refuseSecrets(url);
-        FailbackConfig config = FailbackConfig.from(url, directory.getInterface());
-        this.configured = new Configured(url, config);
+        FailbackConfig initial = FailbackConfig.from(url, directory.getInterface());
+        this.config = new LiveConfig(url, initial, this::getUrl, serviceInterface, this::limitsChanged);
         this.runtime = runtime;
         RetryLifecycle lifecycle = runtime.lifecycle(url);
         boolean durable = runtime.store().journal() != null;
-        config.checkStore(url, durable);
+        initial.checkStore(url, durable);
         this.codec = durable ? new CallCodec(url) : null;
         RetryReference.Builder<PendingInvocation> b = lifecycle.reference(url.getServiceKey(), this::send)
-                .service(getInterface().getName()).policies(method -> config().policy(method))
-                .limits(config.maxPending(), config.overflow()).budget(runtime.budget(config))
+                .service(getInterface().getName()).policies(this.config::policy)
+                .limits(initial.maxPending(), initial.overflow()).budget(runtime.budget(initial))
                 .executor(task -> runtime.lanes().execute(this, task))
                 .handOverSink(call -> WheelFailback.retryStore().handOver(
                         PendingInvocation.toPendingRetry(call, getInterface().getName(), getUrl())))
@@ -131,6 +123,11 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         this.retries = b.build();
         runtime.track(this);
         resume();
+    }
+
+    /** A configurator changed the reference's URL: new failures get the new cap and overflow policy. */
+    private void limitsChanged(FailbackConfig next) {
+        retries.limits(next.maxPending(), next.overflow());
     }
 
     /**
@@ -330,7 +327,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             });
         }
         if (admission.kind() != Admission.Kind.REJECTED
-                || config().policy(snapshot.method()).overflow() == OverflowPolicy.LOG) {
+                || config.policy(snapshot.method()).overflow() == OverflowPolicy.LOG) {
             return null;
         }
         return new RpcException(RpcException.LIMIT_EXCEEDED_EXCEPTION, "wheelfailback rejected "
@@ -437,35 +434,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     private RetryPolicy policy(Invocation invocation) {
-        return config().policy(RpcUtils.getMethodName(invocation));
-    }
-
-    private record Configured(URL url, FailbackConfig config) {
-    }
-
-    /** @return the configuration of the directory's current consumer URL (one volatile read while it is unchanged) */
-    private FailbackConfig config() {
-        URL url = getUrl();
-        Configured c = configured;
-        return c.url() == url ? c.config() : reconfigure(url);
-    }
-
-    /** A bad dynamic value cannot fail a reference that exists: it is logged, and the previous values stay. */
-    private synchronized FailbackConfig reconfigure(URL url) {
-        Configured c = configured;
-        if (c.url() == url) {
-            return c.config();
-        }
-        FailbackConfig next = c.config();
-        try {
-            next = FailbackConfig.from(url, getInterface());
-            retries.limits(next.maxPending(), next.overflow());
-        } catch (IllegalArgumentException e) {
-            LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "invalid dynamic configuration", "",
-                    "wheelfailback " + url.getServiceKey() + ": " + e.getMessage() + "; the previous values stay");
-        }
-        configured = new Configured(url, next);
-        return next;
+        return config.policy(RpcUtils.getMethodName(invocation));
     }
 
     private static void cancel(Timeout t) {
