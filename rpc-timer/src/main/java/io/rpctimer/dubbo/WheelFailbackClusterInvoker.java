@@ -1,9 +1,9 @@
 package io.rpctimer.dubbo;
 
+import static io.rpctimer.dubbo.DubboAttemptSender.address;
+
 import io.rpctimer.retry.Admission;
-import io.rpctimer.retry.AttemptResult;
 import io.rpctimer.retry.CallOutcome;
-import io.rpctimer.retry.FailedCall;
 import io.rpctimer.retry.OverflowPolicy;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryPolicy;
@@ -14,13 +14,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.common.URL;
-import org.apache.dubbo.common.constants.CommonConstants;
 import org.apache.dubbo.rpc.AppResponse;
 import org.apache.dubbo.rpc.AsyncRpcResult;
 import org.apache.dubbo.rpc.InvokeMode;
@@ -46,10 +42,9 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * — a synchronous throw, an async result that completes exceptionally, "no provider available", or a business
  * exception named by {@code failback.retryon} — the call goes to this reference's {@link RetryReference}, part of the
  * application's {@link RetryLifecycle}, which owns the call's life from then on (journal, wheel, budget, outcome),
- * and the caller gets the empty result. This invoker only keeps the first attempt's classification and sends each
- * retry the lifecycle asks for. Each retry lists the providers afresh, avoids the provider tried
- * last when there is another, goes out asynchronously with the {@code retry.id} and {@code retry.attempt}
- * attachments, and is timed out by the future-timeout checker. The first attempt carries the {@code retry.id} only
+ * and the caller gets the empty result. This invoker only sends the first attempt and classifies its outcome; each
+ * retry the lifecycle asks for is sent by a {@link DubboAttemptSender} through this invoker's selection, with the
+ * configuration of the reference's URL now ({@link LiveConfig}). The first attempt carries the {@code retry.id} only
  * (no {@code retry.attempt}: 0). The {@code retry.id} is generated, unless the caller
  * set one as a client attachment of this call ({@code RpcContext.getClientAttachment().setAttachment("retry.id",
  * key)}), e.g. a business idempotency key; an id that arrived with the provider's own incoming call (Dubbo copies
@@ -63,8 +58,8 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * configured and reported by the method it names.
  *
  * <p>A pending call keeps only what its next attempt needs ({@link PendingInvocation}), and the class and a short
- * message of its last failure. With a journal it is also serialized ({@link CallCodec}) and persisted before the caller gets the empty result;
- * when the reference is created, its service's entries in the journal are resumed. When the reference is destroyed
+ * message of its last failure. With a journal it is also serialized ({@link CallCodec}) and persisted before the
+ * caller gets the empty result; when the reference is created, its service's entries in the journal are resumed. When the reference is destroyed
  * while the application runs, its pending retries are handed over within about a second ({@link FailbackRuntime}),
  * not when each comes due.
  *
@@ -107,7 +102,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         boolean durable = runtime.store().journal() != null;
         initial.checkStore(url, durable);
         this.codec = durable ? new CallCodec(url) : null;
-        RetryReference.Builder<PendingInvocation> b = lifecycle.reference(url.getServiceKey(), this::send)
+        RetryReference.Builder<PendingInvocation> b = lifecycle.reference(url.getServiceKey(),
+                        new DubboAttemptSender<>(new Routing(), runtime.checker()))
                 .service(getInterface().getName()).policies(this.config::policy)
                 .limits(initial.maxPending(), initial.overflow()).budget(runtime.budget(initial))
                 .executor(task -> runtime.lanes().execute(this, task))
@@ -336,39 +332,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /**
-     * Sends one retry of {@code call} asynchronously, on the calling (lane) thread, and returns its reply. Nothing
-     * here waits for the reply: it completes when the provider answers or the per-attempt timeout fires.
-     */
-    private CompletionStage<AttemptResult> send(FailedCall<PendingInvocation> call, int attempt) {
-        PendingInvocation snapshot = call.payload();
-        RpcInvocation inv = attempt(snapshot, call.retryId(), attempt);
-        String provider = null;
-        try {
-            List<Invoker<T>> invokers = list(inv);
-            checkInvokers(invokers, inv);
-            Invoker<T> target = select(initLoadBalance(invokers, inv), inv, invokers,
-                    tried(invokers, call.lastProvider()));
-            provider = address(target);
-            call.sent(provider);
-            Result result = invokeWithContextAsync(target, inv, snapshot.consumerUrl());
-            String sentTo = provider;
-            if (!(result instanceof AsyncRpcResult async)) {
-                return CompletableFuture.completedFuture(reply(sentTo, result, null));
-            }
-            CompletableFuture<AppResponse> reply = async.getResponseFuture();
-            long timeoutMillis = RpcUtils.getTimeout(getUrl(), inv.getMethodName(),
-                    RpcContext.getClientAttachment(), inv, CommonConstants.DEFAULT_TIMEOUT);
-            Executor completeOn = async.getExecutor();
-            runtime.checker().watch(reply, timeoutMillis, TimeUnit.MILLISECONDS, ms -> new RpcException(
-                    RpcException.TIMEOUT_EXCEPTION, "wheelfailback retry " + attempt + " of retry.id="
-                    + call.retryId() + " to " + sentTo + " timed out after " + ms + " ms"), completeOn);
-            return reply.handle((response, failure) -> reply(sentTo, response, failure));
-        } catch (Throwable t) {
-            return CompletableFuture.completedFuture(AttemptResult.failed(provider, t, Failures.isRpcFailure(t)));
-        }
-    }
-
-    /**
      * Hands this reference's pending retries over now. Dubbo's own chain does not call this when a
      * {@code ReferenceConfig} is destroyed (its cluster filter invoker destroys only the directory): that case is
      * found by {@link FailbackRuntime}'s sweep.
@@ -385,15 +348,26 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         runtime.forget(this);
     }
 
-    private static AttemptResult reply(String provider, Result response, Throwable failure) {
-        if (failure != null) {
-            return AttemptResult.failed(provider, Failures.unwrap(failure), Failures.isRpcFailureOfFuture(failure));
+    /** Dubbo's selection and invocation, for the retries' {@link DubboAttemptSender}. */
+    private final class Routing implements DubboAttemptSender.Cluster<T> {
+
+        @Override
+        public Invoker<T> select(RpcInvocation invocation, String lastProvider) {
+            List<Invoker<T>> invokers = list(invocation);
+            checkInvokers(invokers, invocation);
+            return WheelFailbackClusterInvoker.this.select(initLoadBalance(invokers, invocation), invocation,
+                    invokers, tried(invokers, lastProvider));
         }
-        if (response.hasException()) {
-            Throwable e = response.getException();
-            return AttemptResult.failed(provider, e, Failures.isRpcFailureInResult(e));
+
+        @Override
+        public Result invoke(Invoker<T> target, RpcInvocation invocation, URL consumerUrl) {
+            return invokeWithContextAsync(target, invocation, consumerUrl);
         }
-        return AttemptResult.delivered(provider);
+
+        @Override
+        public URL url() {
+            return getUrl();
+        }
     }
 
     /**
@@ -410,15 +384,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             }
         }
         return null;
-    }
-
-    /** A fresh invocation for one retry: async, with the retry attachments. */
-    private static RpcInvocation attempt(PendingInvocation snapshot, String retryId, int attempt) {
-        RpcInvocation inv = snapshot.toInvocation();
-        inv.setInvokeMode(InvokeMode.ASYNC);
-        inv.setAttachment(WheelFailback.RETRY_ID, retryId);
-        inv.setAttachment(WheelFailback.RETRY_ATTEMPT, String.valueOf(attempt));
-        return inv;
     }
 
     /**
@@ -441,10 +406,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         if (t != null) {
             t.cancel();
         }
-    }
-
-    private static String address(Invoker<?> invoker) {
-        return invoker == null ? null : invoker.getUrl().getAddress();
     }
 
     @Override
