@@ -117,21 +117,15 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             });
         }
         this.retries = b.build();
-        runtime.track(this);
-        resume();
+        runtime.track(retries);
+        // claims the journal's entries of this service: an earlier run's, and those of instances whose lease expired
+        // (then again periodically, from FailbackRuntime)
+        retries.resume();
     }
 
     /** A configurator changed the reference's URL: new failures get the new cap and overflow policy. */
     private void limitsChanged(FailbackConfig next) {
         retries.limits(next.maxPending(), next.overflow());
-    }
-
-    /**
-     * Claims this reference's entries from the journal (an earlier run's, and those of instances whose lease
-     * expired) and schedules them; at creation, and then periodically ({@link FailbackRuntime}).
-     */
-    void resume() {
-        retries.resume();
     }
 
     /**
@@ -332,20 +326,15 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /**
-     * Hands this reference's pending retries over now. Dubbo's own chain does not call this when a
-     * {@code ReferenceConfig} is destroyed (its cluster filter invoker destroys only the directory): that case is
-     * found by {@link FailbackRuntime}'s sweep.
+     * Has the {@link RetryReference}, which owns the hand-over, find this reference gone now, so that its pending
+     * retries are handed over at once. Dubbo's own chain does not call this when a {@code ReferenceConfig} is
+     * destroyed (its cluster filter invoker destroys only the directory): that case is found by
+     * {@link FailbackRuntime}'s sweep.
      */
     @Override
     public void destroy() {
         super.destroy();
-        handOver();
-    }
-
-    /** The reference is gone: its pending retries are HANDED_OVER, and later failures too. */
-    void handOver() {
-        retries.destroy();
-        runtime.forget(this);
+        runtime.check(retries);
     }
 
     /** Dubbo's selection and invocation, for the retries' {@link DubboAttemptSender}. */
@@ -413,18 +402,13 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return serviceInterface;
     }
 
-    /** @return whether the reference was destroyed, so that retries must stop */
-    boolean isGone() {
+    /** @return whether the reference was destroyed: the {@link RetryReference}'s answer to whether it is alive */
+    private boolean isGone() {
         return isDestroyed() || getDirectory().isDestroyed();
     }
 
     /** @return retries of this reference pending now */
     int pendingRetries() {
         return retries.pending();
-    }
-
-    /** @return this reference's retries (tests) */
-    RetryReference<PendingInvocation> retries() {
-        return retries;
     }
 }

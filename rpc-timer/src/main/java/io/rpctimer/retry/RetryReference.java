@@ -667,8 +667,20 @@ public final class RetryReference<P> {
     // ------------------------------------------------------------------ replay of dead letters
 
     /** @return whether this reference takes calls: not destroyed, and its glue's reference still exists */
-    boolean live() {
+    public boolean live() {
         return !closed && alive.getAsBoolean();
+    }
+
+    /**
+     * Ends this reference now, as {@link #destroy()} does, if its glue's reference is gone ({@link Builder#alive}
+     * answers false), rather than at its next admit or due retry: for the glue's sweep, and for the glue's own
+     * destroy. The reference alone decides, so a glue never hands its calls over by itself.
+     *
+     * @return whether this reference still takes calls ({@link #live()})
+     */
+    public boolean endIfGone() {
+        destroyIfGone();
+        return live();
     }
 
     /** @return whether this reference can decode {@code entry}'s call (a replay moves only those) */
