@@ -151,7 +151,7 @@ public final class RetryReference<P> {
      * @param journalPayload the call serialized for the journal, or null if it could not be (then it is retried in
      *                       memory only); ignored without a journal
      * @param provider       the provider of the failed attempt, or null if none was selected
-     * @param failure        what it failed with; not kept (only {@link FailureText})
+     * @param failure        what it failed with; not kept (only its class and a short message)
      * @param watchOutcome   whether the caller wants the outcome handle ({@link Admission#outcome()})
      * @return what was done; {@link Admission#callerFails()} says whether the caller must get an exception
      */
