@@ -102,9 +102,22 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         boolean durable = runtime.store().journal() != null;
         initial.checkStore(url, durable);
         this.codec = durable ? new CallCodec(url) : null;
+        this.retries = retries(lifecycle, url, initial);
+        runtime.track(retries);
+        // claims the journal's entries of this service: an earlier run's, and those of instances whose lease expired
+        // (then again periodically, from FailbackRuntime)
+        retries.resume();
+    }
+
+    /**
+     * This reference's part of the lifecycle: its retries go out through a {@link DubboAttemptSender}; a call handed
+     * over without a journal goes to {@link WheelFailback#retryStore()}; it is alive while this invoker and its
+     * directory are not destroyed.
+     */
+    private RetryReference<PendingInvocation> retries(RetryLifecycle lifecycle, URL url, FailbackConfig initial) {
         RetryReference.Builder<PendingInvocation> b = lifecycle.reference(url.getServiceKey(),
                         new DubboAttemptSender<>(new Routing(), runtime.checker()))
-                .service(getInterface().getName()).policies(this.config::policy)
+                .service(getInterface().getName()).policies(config::policy)
                 .limits(initial.maxPending(), initial.overflow()).budget(runtime.budget(initial))
                 .executor(task -> runtime.lanes().execute(this, task))
                 .handOverSink(call -> WheelFailback.retryStore().handOver(
@@ -116,11 +129,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 return pendingInvocations.of(inv, url);
             });
         }
-        this.retries = b.build();
-        runtime.track(retries);
-        // claims the journal's entries of this service: an earlier run's, and those of instances whose lease expired
-        // (then again periodically, from FailbackRuntime)
-        retries.resume();
+        return b.build();
     }
 
     /** A configurator changed the reference's URL: new failures get the new cap and overflow policy. */
@@ -196,6 +205,12 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             return result;
         }
         cancel(armed); // the reply is already here
+        return onReplyHere(invocation, consumerUrl, invoker, result, handle);
+    }
+
+    /** The first attempt's reply came with the result (a sync call, or an async one already done): classify it. */
+    private Result onReplyHere(Invocation invocation, URL consumerUrl, Invoker<T> invoker, Result result,
+                               CompletableFuture<CallOutcome> handle) {
         if (isStream(invocation)) {
             if (handle != null) {
                 handle.completeExceptionally(new IllegalStateException("a stream call never fails back"));
