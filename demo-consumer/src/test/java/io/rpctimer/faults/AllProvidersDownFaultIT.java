@@ -1,7 +1,6 @@
 package io.rpctimer.faults;
 
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.demo.consumer.CallerSaw;
@@ -76,11 +75,7 @@ class AllProvidersDownFaultIT {
                     .put("allDownMillis", allDownMillis)
                     .put("latestRetry", lastRetry)
                     .check(out, notes, () -> {
-                        Accounting.assertSound(out, CALLS);
-                        Accounting.assertCallersAnswered(sender);
-                        assertTrue(out.settled(), "every call settled before the consumer closed");
-                        assertEquals(CALLS, out.report().delivered(), "every call delivered\n"
-                                + out.report().toTable());
+                        Accounting.assertEveryCallDelivered(out, CALLS, sender);
                         assertTrue(allDownMillis >= 5 * 200, "providers were not down together for several"
                                 + " backoff periods: " + allDownMillis + " ms");
                         assertTrue(lastRetry >= 3, "no call needed several retries: " + out.report()
