@@ -37,6 +37,17 @@ final class Accounting {
         assertDuplicatesShareARetryId(o, r, table);
     }
 
+    /**
+     * The end of a scenario in which every call must get through: the accounting is sound, every caller got an answer
+     * it understood, every call settled before the consumer closed, and all {@code calls} were delivered.
+     */
+    static void assertEveryCallDelivered(FaultRig.Outcome o, int calls, Sender... senders) {
+        assertSound(o, calls);
+        assertCallersAnswered(senders);
+        assertTrue(o.settled(), "every call settled before the consumer closed");
+        assertEquals(calls, o.report().delivered(), "every call delivered\n" + o.report().toTable());
+    }
+
     /** Every caller got an answer it understood: a reply, the empty failback result, or an RpcException. */
     static void assertCallersAnswered(Sender... senders) {
         for (Sender s : senders) {

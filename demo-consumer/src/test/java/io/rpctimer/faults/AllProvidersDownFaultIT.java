@@ -1,7 +1,6 @@
 package io.rpctimer.faults;
 
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.demo.consumer.CallerSaw;
@@ -91,11 +90,7 @@ class AllProvidersDownFaultIT {
                     .put("allDownMillis", allDownMillis)
                     .put("latestRetry", lastRetry)
                     .check(out, notes, () -> {
-                        Accounting.assertSound(out, CALLS);
-                        Accounting.assertCallersAnswered(sender);
-                        assertTrue(out.settled(), "every call settled before the consumer closed");
-                        assertEquals(CALLS, out.report().delivered(), "every call delivered\n"
-                                + out.report().toTable());
+                        Accounting.assertEveryCallDelivered(out, CALLS, sender);
                         assertTrue(allDownMillis >= 5 * 200, "providers were not down together for several"
                                 + " backoff periods: " + allDownMillis + " ms");
                         assertTrue(secondRetryFailed, "no second retry failed within " + MAX_DOWN.toSeconds()

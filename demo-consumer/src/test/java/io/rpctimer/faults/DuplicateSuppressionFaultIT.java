@@ -99,11 +99,7 @@ class DuplicateSuppressionFaultIT {
                     "p1 hangs " + HANG.toMillis() + " ms on every call (timeout 300 ms), then completes it")
                     .put("suppressed", suppressed).put("refusedInProgress", refused)
                     .check(out, notes, () -> {
-                        Accounting.assertSound(out, CALLS);
-                        Accounting.assertCallersAnswered(sender);
-                        assertTrue(out.settled(), "every call settled before the consumer closed");
-                        assertEquals(CALLS, out.report().delivered(), "every call delivered\n"
-                                + out.report().toTable());
+                        Accounting.assertEveryCallDelivered(out, CALLS, sender);
                         assertTrue(out.report().deliveredOnAnyRetry() > 0, "no call landed on the hanging p1");
                         assertEquals(0, unprotected, "the store failed");
                         if (SHARED.equals(store)) {

@@ -1,6 +1,5 @@
 package io.rpctimer.faults;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.demo.consumer.CallerSaw;
@@ -72,11 +71,7 @@ class HangingProviderFaultIT {
                             "p1 hangs " + HANG.toSeconds() + " s on every call (timeout 300 ms)")
                     .put("hangingAtEnd", hanging)
                     .check(out, notes, () -> {
-                        Accounting.assertSound(out, CALLS);
-                        Accounting.assertCallersAnswered(sender);
-                        assertTrue(out.settled(), "every call settled before the consumer closed");
-                        assertEquals(CALLS, out.report().delivered(), "every call delivered\n"
-                                + out.report().toTable());
+                        Accounting.assertEveryCallDelivered(out, CALLS, sender);
                         assertTrue(out.report().deliveredOnAnyRetry() > 0, "no call landed on the hanging p1");
                         assertEquals(sent.size(), sent.stream().filter(e -> failedOn.containsKey(key(e))).count(),
                                 "retries sent without a failed attempt before them");

@@ -100,11 +100,7 @@ class ProviderStopsFaultIT {
                     .put("inFlightAtStop", inFlight)
                     .put("stopMillis", stopMillis)
                     .check(out, notes, () -> {
-                        Accounting.assertSound(out, CALLS);
-                        Accounting.assertCallersAnswered(sender);
-                        assertTrue(out.settled(), "every call settled before the consumer closed");
-                        assertEquals(CALLS, out.report().delivered(), "every call delivered\n"
-                                + out.report().toTable());
+                        Accounting.assertEveryCallDelivered(out, CALLS, sender);
                         assertTrue(delivered.stream().noneMatch(e -> p1.address().equals(e.provider())),
                                 "a retry was delivered by the stopped provider");
                         assertEquals(List.of(), rig.served().completedBy("p1", laterCalls),

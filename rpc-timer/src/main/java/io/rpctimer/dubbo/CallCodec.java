@@ -57,7 +57,7 @@ final class CallCodec {
     }
 
     /** @return the call serialized, or null if it cannot be (logged once per method) */
-    byte[] encode(WheelFailbackClusterInvoker.Snapshot call) {
+    byte[] encode(PendingInvocation call) {
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
             DataOutputStream header = new DataOutputStream(bytes);

@@ -4,6 +4,7 @@ import io.rpctimer.retry.RetryBudget;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryLifecycle;
+import io.rpctimer.retry.RetryReference;
 import io.rpctimer.retry.SlowLaneExecutor;
 import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
@@ -27,9 +28,9 @@ import org.apache.dubbo.common.URL;
  *
  * <p>A reference can also be destroyed while the application runs ({@code ReferenceConfig.destroy()}, a migration
  * rule replacing it). Dubbo then destroys its directory but never calls the cluster invoker, so while any retry is
- * pending a sweep on the wheel looks every {@value #SWEEP_MILLIS} ms for references that are gone and hands their
- * retries over; a reference's retries are handed over within about a second of its destruction, not when each comes
- * due. With a journal, every {@code failback.store.claimperiod} ms each live reference claims its service's calls
+ * pending a sweep on the wheel asks every {@value #SWEEP_MILLIS} ms each {@link RetryReference} whether its Dubbo
+ * reference is gone ({@link RetryReference#endIfGone()}, which alone decides and hands the retries over); a
+ * reference's retries are handed over within about a second of its destruction, not when each comes due. With a journal, every {@code failback.store.claimperiod} ms each live reference claims its service's calls
  * again, so that the calls of an instance that died or stopped after this one started are adopted once its lease
  * expired.
  *
@@ -46,7 +47,8 @@ final class FailbackRuntime {
     private final SlowLaneExecutor lanes;
     /** Makes each reference's retry budget from its configuration. */
     private final Function<FailbackConfig, RetryBudget> budgets;
-    private final Set<WheelFailbackClusterInvoker<?>> invokers = ConcurrentHashMap.newKeySet();
+    /** The live references of the application, for the sweep and the claims. */
+    private final Set<RetryReference<?>> references = ConcurrentHashMap.newKeySet();
     /** Guarded by this; built with the first reference. */
     private RetryLifecycle lifecycle;
     private FailbackStore store;
@@ -147,7 +149,6 @@ final class FailbackRuntime {
             lifecycle = RetryLifecycle.builder(application).timer(timer)
                     .executor(task -> lanes.execute(this, task)).journal(journal)
                     .deadLetters(opened.deadLetterPolicy())
-                    .onFailedCall(() -> WheelFailback.counters().callFailed())
                     .listener(event -> onEvent(event, opened)).build();
             store = opened;
             WheelFailback.register(lifecycle);
@@ -198,9 +199,9 @@ final class FailbackRuntime {
 
     /** Runs on the lanes (a claim waits for the database): every live reference claims what it may adopt. */
     private void adopt() {
-        for (WheelFailbackClusterInvoker<?> invoker : invokers) {
-            if (!closed && !invoker.isGone()) {
-                invoker.resume();
+        for (RetryReference<?> reference : references) {
+            if (!closed && reference.live()) {
+                reference.resume();
             }
         }
         if (!closed) {
@@ -209,8 +210,18 @@ final class FailbackRuntime {
     }
 
     /** A reference of this application was created: the sweep watches it. */
-    void track(WheelFailbackClusterInvoker<?> invoker) {
-        invokers.add(invoker);
+    void track(RetryReference<?> reference) {
+        references.add(reference);
+    }
+
+    /**
+     * The reference ends now if its Dubbo reference is gone ({@link RetryReference#endIfGone()} decides), and is no
+     * longer watched then.
+     */
+    void check(RetryReference<?> reference) {
+        if (!reference.endIfGone()) {
+            references.remove(reference);
+        }
     }
 
     private void startSweep() {
@@ -228,15 +239,11 @@ final class FailbackRuntime {
     }
 
     /**
-     * Hands over the pending calls of references that were destroyed. While calls are pending and the runtime is
+     * Has the references whose Dubbo reference was destroyed hand their pending calls over. While calls are pending and the runtime is
      * open, the sweep puts itself back on the wheel.
      */
     void sweep() {
-        for (WheelFailbackClusterInvoker<?> invoker : invokers) {
-            if (invoker.isGone()) {
-                invoker.handOver();
-            }
-        }
+        references.forEach(this::check);
         if (!sweeps || closed) {
             return;
         }
@@ -263,15 +270,10 @@ final class FailbackRuntime {
 
     private int pending() {
         int n = 0;
-        for (WheelFailbackClusterInvoker<?> invoker : invokers) {
-            n += invoker.pendingRetries();
+        for (RetryReference<?> reference : references) {
+            n += reference.pending();
         }
         return n;
-    }
-
-    /** The reference {@code invoker} is gone: the sweep no longer watches it. */
-    void forget(WheelFailbackClusterInvoker<?> invoker) {
-        invokers.remove(invoker);
     }
 
     /** Hands every pending retry over (to the journal, or the store), then gives the wheel back. */

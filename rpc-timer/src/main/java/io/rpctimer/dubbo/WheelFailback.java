@@ -1,7 +1,6 @@
 package io.rpctimer.dubbo;
 
 import io.rpctimer.retry.InMemoryRetryStore;
-import io.rpctimer.retry.RetryCounters;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryListener;
@@ -15,6 +14,7 @@ import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 import org.apache.dubbo.common.constants.LoggerCodeConstants;
 import org.apache.dubbo.common.logger.ErrorTypeAwareLogger;
@@ -49,9 +49,15 @@ public final class WheelFailback {
 
     private static final ErrorTypeAwareLogger LOG = LoggerFactory.getErrorTypeAwareLogger(WheelFailback.class);
     private static final List<RetryListener> LISTENERS = new CopyOnWriteArrayList<>(load(RetryListener.class));
-    private static final RetryCounters COUNTERS = new RetryCounters();
+    /** Exceptions thrown by the JVM-wide listeners: the lifecycles count those of their own listeners. */
+    private static final LongAdder LISTENER_ERRORS = new LongAdder();
     private static volatile RetryStore store = loadStore();
     private static final List<RetryLifecycle> LIFECYCLES = new CopyOnWriteArrayList<>();
+    /**
+     * What the closed applications counted, so that the JVM's counts never go back; guarded by {@link #LIFECYCLES},
+     * with the registrations, so that {@link #stats()} counts a closing application exactly once.
+     */
+    private static RetryStats retired = new RetryStats(0, 0, 0, 0, 0, 0, 0, 0, 0);
 
     private WheelFailback() {
     }
@@ -98,9 +104,27 @@ public final class WheelFailback {
         return store;
     }
 
-    /** @return the counters of every {@code wheelfailback} reference in the JVM */
+    /**
+     * @return the counters of every {@code wheelfailback} reference in the JVM: the sum of every application's
+     *         {@link RetryLifecycle#stats()}, those closed included, and the errors of the listeners added here
+     */
     public static RetryStats stats() {
-        return COUNTERS.snapshot();
+        RetryStats sum;
+        synchronized (LIFECYCLES) {
+            sum = retired;
+            for (RetryLifecycle lifecycle : LIFECYCLES) {
+                sum = plus(sum, lifecycle.stats());
+            }
+        }
+        return new RetryStats(sum.failedCalls(), Math.max(0, sum.failedCalls() - sum.ended()), sum.retriesSent(),
+                sum.retriesFailed(), sum.delivered(), sum.abandoned(), sum.rejected(), sum.handedOver(),
+                sum.listenerErrors() + LISTENER_ERRORS.sum());
+    }
+
+    private static RetryStats plus(RetryStats a, RetryStats b) {
+        return new RetryStats(a.failedCalls() + b.failedCalls(), 0, a.retriesSent() + b.retriesSent(),
+                a.retriesFailed() + b.retriesFailed(), a.delivered() + b.delivered(), a.abandoned() + b.abandoned(),
+                a.rejected() + b.rejected(), a.handedOver() + b.handedOver(), a.listenerErrors() + b.listenerErrors());
     }
 
     /**
@@ -119,30 +143,32 @@ public final class WheelFailback {
     // ---------------------------------------------------------------- for the cluster
 
     static void register(RetryLifecycle lifecycle) {
-        LIFECYCLES.add(lifecycle);
+        synchronized (LIFECYCLES) {
+            LIFECYCLES.add(lifecycle);
+        }
     }
 
+    /** The application closed: it leaves {@link #lifecycles()}, and its counts stay in {@link #stats()}. */
     static void unregister(RetryLifecycle lifecycle) {
-        LIFECYCLES.remove(lifecycle);
-    }
-
-    static RetryCounters counters() {
-        return COUNTERS;
+        synchronized (LIFECYCLES) {
+            if (LIFECYCLES.remove(lifecycle)) {
+                retired = plus(retired, lifecycle.stats());
+            }
+        }
     }
 
     /**
-     * Counts one step of a failed call, tells the listeners and logs outcomes: the listener every application's
-     * {@link RetryLifecycle} calls.
+     * Tells the listeners and logs outcomes: the listener every application's {@link RetryLifecycle} calls, which
+     * counts the step itself.
      *
      * @param store where the application keeps its calls, named when a call is handed over
      */
     static void emit(RetryEvent event, FailbackStore store) {
-        COUNTERS.record(event.type());
         for (RetryListener l : LISTENERS) {
             try {
                 l.onEvent(event);
             } catch (Throwable t) {
-                COUNTERS.listenerError();
+                LISTENER_ERRORS.increment();
                 LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "a RetryListener threw", "",
                         "RetryListener " + l + " threw on " + event.type() + " of retry.id=" + event.retryId()
                                 + "; ignored", t);

@@ -1,35 +1,22 @@
 package io.rpctimer.dubbo;
 
+import static io.rpctimer.dubbo.DubboAttemptSender.address;
+
 import io.rpctimer.retry.Admission;
-import io.rpctimer.retry.AttemptResult;
 import io.rpctimer.retry.CallOutcome;
-import io.rpctimer.retry.FailedCall;
 import io.rpctimer.retry.OverflowPolicy;
-import io.rpctimer.retry.PendingRetry;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryPolicy;
 import io.rpctimer.retry.RetryOutcome;
 import io.rpctimer.retry.RetryReference;
 import io.rpctimer.wheel.Timeout;
-import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.common.URL;
-import org.apache.dubbo.common.constants.CommonConstants;
-import org.apache.dubbo.common.constants.LoggerCodeConstants;
-import org.apache.dubbo.common.logger.ErrorTypeAwareLogger;
-import org.apache.dubbo.common.logger.LoggerFactory;
-import org.apache.dubbo.common.profiler.Profiler;
 import org.apache.dubbo.rpc.AppResponse;
 import org.apache.dubbo.rpc.AsyncRpcResult;
 import org.apache.dubbo.rpc.InvokeMode;
@@ -55,10 +42,9 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * — a synchronous throw, an async result that completes exceptionally, "no provider available", or a business
  * exception named by {@code failback.retryon} — the call goes to this reference's {@link RetryReference}, part of the
  * application's {@link RetryLifecycle}, which owns the call's life from then on (journal, wheel, budget, outcome),
- * and the caller gets the empty result. This invoker only keeps the first attempt's classification and sends each
- * retry the lifecycle asks for. Each retry lists the providers afresh, avoids the provider tried
- * last when there is another, goes out asynchronously with the {@code retry.id} and {@code retry.attempt}
- * attachments, and is timed out by the future-timeout checker. The first attempt carries the {@code retry.id} only
+ * and the caller gets the empty result. This invoker only sends the first attempt and classifies its outcome; each
+ * retry the lifecycle asks for is sent by a {@link DubboAttemptSender} through this invoker's selection, with the
+ * configuration of the reference's URL now ({@link LiveConfig}). The first attempt carries the {@code retry.id} only
  * (no {@code retry.attempt}: 0). The {@code retry.id} is generated, unless the caller
  * set one as a client attachment of this call ({@code RpcContext.getClientAttachment().setAttachment("retry.id",
  * key)}), e.g. a business idempotency key; an id that arrived with the provider's own incoming call (Dubbo copies
@@ -71,11 +57,9 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  * later, so they behave as in Dubbo and the failure reaches the caller. A generic call ({@code $invoke}) is
  * configured and reported by the method it names.
  *
- * <p>A pending call keeps only what its next attempt needs: method, parameter types, its own copy of the argument
- * array (the argument objects themselves are shared with the caller), attachments and attributes (no profiler
- * entry), and the class and a short message of its last failure; never a {@link Throwable} or a provider invoker.
- * With a journal it is also serialized ({@link CallCodec}) and persisted before the caller gets the empty result;
- * when the reference is created, its service's entries in the journal are resumed. When the reference is destroyed
+ * <p>A pending call keeps only what its next attempt needs ({@link PendingInvocation}), and the class and a short
+ * message of its last failure. With a journal it is also serialized ({@link CallCodec}) and persisted before the
+ * caller gets the empty result; when the reference is created, its service's entries in the journal are resumed. When the reference is destroyed
  * while the application runs, its pending retries are handed over within about a second ({@link FailbackRuntime}),
  * not when each comes due.
  *
@@ -85,25 +69,18 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     private static final String JVM_ID = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
     private static final AtomicLong CALL_IDS = new AtomicLong();
-    private static final ErrorTypeAwareLogger LOG =
-            LoggerFactory.getErrorTypeAwareLogger(WheelFailbackClusterInvoker.class);
 
-    /**
-     * The configuration and the consumer URL it was read from. A configurator (an override URL in the registry, a
-     * config-center rule) replaces the directory's consumer URL; the next failure reads the new one.
-     */
-    private volatile Configured configured;
+    /** The configuration of the directory's consumer URL now: a configurator may change it. */
+    private final LiveConfig config;
     private final FailbackRuntime runtime;
     /** This reference's part of the application's retry lifecycle, which owns every failed call's life. */
-    private final RetryReference<Snapshot> retries;
+    private final RetryReference<PendingInvocation> retries;
     /** Serializes failed calls for the journal; null when the application keeps them in memory only. */
     private final CallCodec codec;
     /** Sends first attempts as Dubbo's {@code invokeWithContext} would, without its per-call allocations. */
     private final FirstAttemptContext firstAttemptContext = new FirstAttemptContext();
-    /** The template the last failed call kept; any thread writes it, a stale read only costs a copy. */
-    private volatile Template lastTemplate;
-    private final SharedMap<String> sharedAttachments = new SharedMap<>();
-    private final SharedMap<Object> sharedAttributes = new SharedMap<>();
+    /** Makes what each failed call keeps, sharing what calls of one method have in common. */
+    private final PendingInvocations pendingInvocations = new PendingInvocations();
     /**
      * The service interface, kept from creation: Dubbo 3.1's {@code StaticDirectory} reads it from its first provider
      * invoker, so it throws once the directory is destroyed, which is when the pending calls are handed over.
@@ -118,35 +95,46 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         this.serviceInterface = directory.getInterface();
         URL url = getUrl();
         FailbackStore.refuseSecrets(url);
-        FailbackConfig config = FailbackConfig.from(url, directory.getInterface());
-        this.configured = new Configured(url, config);
+        FailbackConfig initial = FailbackConfig.from(url, directory.getInterface());
+        this.config = new LiveConfig(url, initial, this::getUrl, serviceInterface, this::limitsChanged);
         this.runtime = runtime;
         RetryLifecycle lifecycle = runtime.lifecycle(url);
         boolean durable = runtime.store().journal() != null;
-        config.checkStore(url, durable);
+        initial.checkStore(url, durable);
         this.codec = durable ? new CallCodec(url) : null;
-        RetryReference.Builder<Snapshot> b = lifecycle.reference(url.getServiceKey(), this::send)
-                .service(getInterface().getName()).policies(method -> config().policy(method))
-                .limits(config.maxPending(), config.overflow()).budget(runtime.budget(config))
-                .executor(task -> runtime.lanes().execute(this, task))
-                .handOverSink(this::toStore).alive(() -> !isGone());
-        if (codec != null) {
-            b.decoder(entry -> {
-                RpcInvocation inv = codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey());
-                return Snapshot.of(inv, template(inv, url), sharedAttachments, sharedAttributes);
-            });
-        }
-        this.retries = b.build();
-        runtime.track(this);
-        resume();
+        this.retries = retries(lifecycle, url, initial);
+        runtime.track(retries);
+        // claims the journal's entries of this service: an earlier run's, and those of instances whose lease expired
+        // (then again periodically, from FailbackRuntime)
+        retries.resume();
     }
 
     /**
-     * Claims this reference's entries from the journal (an earlier run's, and those of instances whose lease
-     * expired) and schedules them; at creation, and then periodically ({@link FailbackRuntime}).
+     * This reference's part of the lifecycle: its retries go out through a {@link DubboAttemptSender}; a call handed
+     * over without a journal goes to {@link WheelFailback#retryStore()}; it is alive while this invoker and its
+     * directory are not destroyed.
      */
-    void resume() {
-        retries.resume();
+    private RetryReference<PendingInvocation> retries(RetryLifecycle lifecycle, URL url, FailbackConfig initial) {
+        RetryReference.Builder<PendingInvocation> b = lifecycle.reference(url.getServiceKey(),
+                        new DubboAttemptSender<>(new Routing(), runtime.checker()))
+                .service(getInterface().getName()).policies(config::policy)
+                .limits(initial.maxPending(), initial.overflow()).budget(runtime.budget(initial))
+                .executor(task -> runtime.lanes().execute(this, task))
+                .handOverSink(call -> WheelFailback.retryStore().handOver(
+                        PendingInvocation.toPendingRetry(call, getInterface().getName(), getUrl())))
+                .alive(() -> !isGone());
+        if (codec != null) {
+            b.decoder(entry -> {
+                RpcInvocation inv = codec.decode(entry, url.getServiceModel(), url.getProtocolServiceKey());
+                return pendingInvocations.of(inv, url);
+            });
+        }
+        return b.build();
+    }
+
+    /** A configurator changed the reference's URL: new failures get the new cap and overflow policy. */
+    private void limitsChanged(FailbackConfig next) {
+        retries.limits(next.maxPending(), next.overflow());
     }
 
     /**
@@ -217,6 +205,12 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             return result;
         }
         cancel(armed); // the reply is already here
+        return onReplyHere(invocation, consumerUrl, invoker, result, handle);
+    }
+
+    /** The first attempt's reply came with the result (a sync call, or an async one already done): classify it. */
+    private Result onReplyHere(Invocation invocation, URL consumerUrl, Invoker<T> invoker, Result result,
+                               CompletableFuture<CallOutcome> handle) {
         if (isStream(invocation)) {
             if (handle != null) {
                 handle.completeExceptionally(new IllegalStateException("a stream call never fails back"));
@@ -323,8 +317,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
      */
     private RpcException startRetrying(Invocation invocation, URL consumerUrl, String provider, Throwable failure,
                                        CompletableFuture<CallOutcome> handle) {
-        Snapshot snapshot = Snapshot.of(invocation, template(invocation, consumerUrl), sharedAttachments,
-                sharedAttributes);
+        PendingInvocation snapshot = pendingInvocations.of(invocation, consumerUrl);
         String retryId = invocation.getAttachment(WheelFailback.RETRY_ID);
         byte[] payload = codec == null ? null : codec.encode(snapshot);
         Admission admission = retries.admit(snapshot.method(), retryId, snapshot, payload, provider, failure,
@@ -339,7 +332,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             });
         }
         if (admission.kind() != Admission.Kind.REJECTED
-                || config().policy(snapshot.method()).overflow() == OverflowPolicy.LOG) {
+                || config.policy(snapshot.method()).overflow() == OverflowPolicy.LOG) {
             return null;
         }
         return new RpcException(RpcException.LIMIT_EXCEEDED_EXCEPTION, "wheelfailback rejected "
@@ -348,81 +341,37 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     /**
-     * Sends one retry of {@code call} asynchronously, on the calling (lane) thread, and returns its reply. Nothing
-     * here waits for the reply: it completes when the provider answers or the per-attempt timeout fires.
-     */
-    private CompletionStage<AttemptResult> send(FailedCall<Snapshot> call, int attempt) {
-        Snapshot snapshot = call.payload();
-        RpcInvocation inv = attempt(snapshot, call.retryId(), attempt);
-        String provider = null;
-        try {
-            List<Invoker<T>> invokers = list(inv);
-            checkInvokers(invokers, inv);
-            Invoker<T> target = select(initLoadBalance(invokers, inv), inv, invokers,
-                    tried(invokers, call.lastProvider()));
-            provider = address(target);
-            call.sent(provider);
-            Result result = invokeWithContextAsync(target, inv, snapshot.consumerUrl());
-            String sentTo = provider;
-            if (!(result instanceof AsyncRpcResult async)) {
-                return CompletableFuture.completedFuture(reply(sentTo, result, null));
-            }
-            CompletableFuture<AppResponse> reply = async.getResponseFuture();
-            long timeoutMillis = RpcUtils.getTimeout(getUrl(), inv.getMethodName(),
-                    RpcContext.getClientAttachment(), inv, CommonConstants.DEFAULT_TIMEOUT);
-            Executor completeOn = async.getExecutor();
-            runtime.checker().watch(reply, timeoutMillis, TimeUnit.MILLISECONDS, ms -> new RpcException(
-                    RpcException.TIMEOUT_EXCEPTION, "wheelfailback retry " + attempt + " of retry.id="
-                    + call.retryId() + " to " + sentTo + " timed out after " + ms + " ms"), completeOn);
-            return reply.handle((response, failure) -> reply(sentTo, response, failure));
-        } catch (Throwable t) {
-            return CompletableFuture.completedFuture(AttemptResult.failed(provider, t, Failures.isRpcFailure(t)));
-        }
-    }
-
-    /**
-     * Hands this reference's pending retries over now. Dubbo's own chain does not call this when a
-     * {@code ReferenceConfig} is destroyed (its cluster filter invoker destroys only the directory): that case is
-     * found by {@link FailbackRuntime}'s sweep.
+     * Has the {@link RetryReference}, which owns the hand-over, find this reference gone now, so that its pending
+     * retries are handed over at once. Dubbo's own chain does not call this when a {@code ReferenceConfig} is
+     * destroyed (its cluster filter invoker destroys only the directory): that case is found by
+     * {@link FailbackRuntime}'s sweep.
      */
     @Override
     public void destroy() {
         super.destroy();
-        handOver();
+        runtime.check(retries);
     }
 
-    /** The reference is gone: its pending retries are HANDED_OVER, and later failures too. */
-    void handOver() {
-        retries.destroy();
-        runtime.forget(this);
-    }
+    /** Dubbo's selection and invocation, for the retries' {@link DubboAttemptSender}. */
+    private final class Routing implements DubboAttemptSender.Cluster<T> {
 
-    private static AttemptResult reply(String provider, Result response, Throwable failure) {
-        if (failure != null) {
-            return AttemptResult.failed(provider, Failures.unwrap(failure), Failures.isRpcFailureOfFuture(failure));
+        @Override
+        public Invoker<T> select(RpcInvocation invocation, String lastProvider) {
+            List<Invoker<T>> invokers = list(invocation);
+            checkInvokers(invokers, invocation);
+            return WheelFailbackClusterInvoker.this.select(initLoadBalance(invokers, invocation), invocation,
+                    invokers, tried(invokers, lastProvider));
         }
-        if (response.hasException()) {
-            Throwable e = response.getException();
-            return AttemptResult.failed(provider, e, Failures.isRpcFailureInResult(e));
-        }
-        return AttemptResult.delivered(provider);
-    }
 
-    /** What a call handed over without a journal leaves in the {@link io.rpctimer.retry.RetryStore}. */
-    private void toStore(FailedCall<Snapshot> call) throws Exception {
-        Snapshot snapshot = call.payload();
-        Map<String, String> attachments = new HashMap<>();
-        snapshot.attachments().forEach((k, v) -> attachments.put(k, String.valueOf(v)));
-        attachments.put(WheelFailback.RETRY_ID, call.retryId());
-        Class<?>[] types = snapshot.parameterTypes();
-        String[] typeNames = new String[types.length];
-        for (int i = 0; i < types.length; i++) {
-            typeNames[i] = types[i].getName();
+        @Override
+        public Result invoke(Invoker<T> target, RpcInvocation invocation, URL consumerUrl) {
+            return invokeWithContextAsync(target, invocation, consumerUrl);
         }
-        URL url = getUrl();
-        WheelFailback.retryStore().handOver(new PendingRetry(call.retryId(), getInterface().getName(),
-                url.getGroup(), url.getVersion(), snapshot.invokedMethod(), typeNames, snapshot.arguments(),
-                Map.copyOf(attachments), call.attempt() + 1, call.lastFailure(), System.currentTimeMillis()));
+
+        @Override
+        public URL url() {
+            return getUrl();
+        }
     }
 
     /**
@@ -441,15 +390,6 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return null;
     }
 
-    /** A fresh invocation for one retry: async, with the retry attachments. */
-    private static RpcInvocation attempt(Snapshot snapshot, String retryId, int attempt) {
-        RpcInvocation inv = snapshot.toInvocation();
-        inv.setInvokeMode(InvokeMode.ASYNC);
-        inv.setAttachment(WheelFailback.RETRY_ID, retryId);
-        inv.setAttachment(WheelFailback.RETRY_ATTEMPT, String.valueOf(attempt));
-        return inv;
-    }
-
     /**
      * Dubbo's Triple tells a stream method by its descriptor's {@code RpcType}: anything but {@code UNARY} is a
      * stream (its stub returns a {@code StreamObserver} that only the first attempt could have connected).
@@ -463,134 +403,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     }
 
     private RetryPolicy policy(Invocation invocation) {
-        return config().policy(RpcUtils.getMethodName(invocation));
-    }
-
-    private record Configured(URL url, FailbackConfig config) {
-    }
-
-    /** @return the configuration of the directory's current consumer URL (one volatile read while it is unchanged) */
-    private FailbackConfig config() {
-        URL url = getUrl();
-        Configured c = configured;
-        return c.url() == url ? c.config() : reconfigure(url);
-    }
-
-    /** A bad dynamic value cannot fail a reference that exists: it is logged, and the previous values stay. */
-    private synchronized FailbackConfig reconfigure(URL url) {
-        Configured c = configured;
-        if (c.url() == url) {
-            return c.config();
-        }
-        FailbackConfig next = c.config();
-        try {
-            next = FailbackConfig.from(url, getInterface());
-            retries.limits(next.maxPending(), next.overflow());
-        } catch (IllegalArgumentException e) {
-            LOG.warn(LoggerCodeConstants.CLUSTER_FAILED_INVOKE_SERVICE, "invalid dynamic configuration", "",
-                    "wheelfailback " + url.getServiceKey() + ": " + e.getMessage() + "; the previous values stay");
-        }
-        configured = new Configured(url, next);
-        return next;
-    }
-
-    /**
-     * What every failed call of one method has in common: kept once per reference and method (the invoker keeps the
-     * last one and reuses it while it matches), so a pending call holds one reference to it.
-     *
-     * @param invokedMethod the method as invoked ({@code $invoke} for a generic call)
-     * @param consumerUrl   the consumer URL the call was made with, or null
-     */
-    record Template(String targetServiceUniqueName, ServiceModel serviceModel, String invokedMethod,
-                    String serviceName, String protocolServiceKey, Class<?>[] parameterTypes, URL consumerUrl) {
-
-        static Template of(Invocation inv, URL consumerUrl) {
-            return new Template(inv.getTargetServiceUniqueName(), inv.getServiceModel(), inv.getMethodName(),
-                    inv.getServiceName(), inv.getProtocolServiceKey(), inv.getParameterTypes(), consumerUrl);
-        }
-
-        boolean matches(Template t) {
-            return Objects.equals(targetServiceUniqueName, t.targetServiceUniqueName) && serviceModel == t.serviceModel
-                    && Objects.equals(invokedMethod, t.invokedMethod) && Objects.equals(serviceName, t.serviceName)
-                    && Objects.equals(protocolServiceKey, t.protocolServiceKey)
-                    && Arrays.equals(parameterTypes, t.parameterTypes) && Objects.equals(consumerUrl, t.consumerUrl);
-        }
-    }
-
-    /**
-     * The attachments (or the attributes) of the last failed call of a reference, kept to be shared: the calls that
-     * fail together carry the same ones (Dubbo's path, interface, version, timeout, remote.application; the consumer
-     * and method models), and two immutable maps of its own would about double what a pending call holds over real
-     * RPC (some 270 bytes). A call whose map differs gets its own copy, which the next calls then share.
-     *
-     * <p><b>Threading:</b> thread-safe: a racing call may keep its own equal copy.
-     *
-     * @param <K> the key type
-     */
-    static final class SharedMap<K> {
-        private volatile Map<K, Object> last = Map.of();
-
-        Map<K, Object> share(Map<K, Object> fresh) {
-            Map<K, Object> l = last;
-            return l.equals(fresh) ? l : (last = Map.copyOf(fresh));
-        }
-    }
-
-    /**
-     * What a pending call keeps of its invocation: what the next attempt needs and nothing more. The template is
-     * shared with every other call of the method; the argument array is a shallow copy (the argument objects are the
-     * caller's); attributes are copied without Dubbo's profiler entry, which holds the first attempt's timing tree,
-     * and without keys that are not names (a load balancer's per-invoker state). No invoke mode: every retry goes out
-     * async.
-     */
-    record Snapshot(Template template, Object[] arguments, Map<String, Object> attachments,
-                    Map<Object, Object> attributes) {
-
-        static Snapshot of(Invocation inv, Template template, SharedMap<String> sharedAttachments,
-                           SharedMap<Object> sharedAttributes) {
-            Map<String, Object> attachments = new HashMap<>();
-            inv.getObjectAttachments().forEach((k, v) -> {
-                if (v != null && !k.equals(WheelFailback.RETRY_ID) && !k.equals(WheelFailback.RETRY_ATTEMPT)) {
-                    attachments.put(k, v);
-                }
-            });
-            Map<Object, Object> attributes = new HashMap<>();
-            inv.getAttributes().forEach((k, v) -> {
-                if (k instanceof String && v != null && !k.equals(Profiler.PROFILER_KEY)) {
-                    attributes.put(k, v);
-                }
-            });
-            Object[] arguments = inv.getArguments();
-            return new Snapshot(template, arguments == null ? null : arguments.clone(),
-                    sharedAttachments.share(attachments), sharedAttributes.share(attributes));
-        }
-
-        String invokedMethod() {
-            return template.invokedMethod();
-        }
-
-        Class<?>[] parameterTypes() {
-            return template.parameterTypes();
-        }
-
-        URL consumerUrl() {
-            return template.consumerUrl();
-        }
-
-        /** @return the method the caller means: for a generic call, the one it names (as {@code RpcUtils}) */
-        String method() {
-            String invoked = template.invokedMethod();
-            boolean generic = CommonConstants.$INVOKE.equals(invoked) || CommonConstants.$INVOKE_ASYNC.equals(invoked);
-            return generic && arguments != null && arguments.length > 0 && arguments[0] instanceof String named
-                    ? named : invoked;
-        }
-
-        RpcInvocation toInvocation() {
-            Template t = template;
-            return new RpcInvocation(t.targetServiceUniqueName(), t.serviceModel(), t.invokedMethod(),
-                    t.serviceName(), t.protocolServiceKey(), t.parameterTypes(), arguments,
-                    new HashMap<>(attachments), null, Collections.synchronizedMap(new HashMap<>(attributes)), null);
-        }
+        return config.policy(RpcUtils.getMethodName(invocation));
     }
 
     private static void cancel(Timeout t) {
@@ -599,38 +412,18 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         }
     }
 
-    private static String address(Invoker<?> invoker) {
-        return invoker == null ? null : invoker.getUrl().getAddress();
-    }
-
-    /** @return the call's template, or an equal one kept earlier: calls of one method share one */
-    Template template(Invocation invocation, URL consumerUrl) {
-        Template t = Template.of(invocation, consumerUrl);
-        Template last = lastTemplate;
-        if (last != null && last.matches(t)) {
-            return last;
-        }
-        lastTemplate = t;
-        return t;
-    }
-
     @Override
     public Class<T> getInterface() {
         return serviceInterface;
     }
 
-    /** @return whether the reference was destroyed, so that retries must stop */
-    boolean isGone() {
+    /** @return whether the reference was destroyed: the {@link RetryReference}'s answer to whether it is alive */
+    private boolean isGone() {
         return isDestroyed() || getDirectory().isDestroyed();
     }
 
     /** @return retries of this reference pending now */
     int pendingRetries() {
         return retries.pending();
-    }
-
-    /** @return this reference's retries (tests) */
-    RetryReference<Snapshot> retries() {
-        return retries;
     }
 }

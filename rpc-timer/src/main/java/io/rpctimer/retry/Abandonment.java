@@ -7,7 +7,7 @@ package io.rpctimer.retry;
  *
  * @param attempts     the retries sent, {@code >= 1}
  * @param lastProvider the provider of the last attempt, or null
- * @param lastFailure  the class and a short message of the last failure ({@link FailureText}), or null
+ * @param lastFailure  the class and a short message of the last failure (at most 120 characters), or null
  * @param failureClass the class name of the last failure, or null
  */
 public record Abandonment(int attempts, String lastProvider, String lastFailure, String failureClass) {

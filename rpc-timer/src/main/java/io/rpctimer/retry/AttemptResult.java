@@ -4,7 +4,7 @@ package io.rpctimer.retry;
  * The reply to one retry, as the glue that sent it reports it to the {@link RetryLifecycle}: delivered, or failed.
  * Whether a failed attempt is retried is the {@link RetryPolicy}'s decision (its budget, and
  * {@link RetryPolicy#retries(Throwable, boolean)} for the kind of failure), taken when the result arrives; the
- * failure itself is not kept past that moment (only its class and a short message, see {@link FailureText}).
+ * failure itself is not kept past that moment (only its class and a short message, at most 120 characters).
  *
  * <p><b>Threading:</b> immutable.
  */

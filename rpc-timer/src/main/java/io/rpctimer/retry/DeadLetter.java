@@ -15,7 +15,7 @@ package io.rpctimer.retry;
  * @param firstFailureEpochMillis when its original attempt failed, epoch milliseconds (the consumer's clock)
  * @param lastFailureEpochMillis  when its last attempt failed and it became a dead letter, epoch milliseconds (with a
  *                                journal, the database's clock, which the bounds and the age filters use too)
- * @param lastFailure             the class and a short message of the last failure ({@link FailureText}), or null
+ * @param lastFailure             the class and a short message of the last failure (at most 120 characters), or null
  * @param failureClass            the class name of the last failure, or null
  * @param lastProvider            the provider of the last attempt ({@code host:port}), or null
  * @param payloadBytes            the size of the serialized call in the journal, or -1 when it is kept in memory

@@ -30,7 +30,7 @@ public interface FailedCall<P> {
     /** @return the provider of the attempt that failed last, or null */
     String lastProvider();
 
-    /** @return the class and a short message of the last failure (see {@link FailureText}), or null */
+    /** @return the class and a short message of the last failure (at most 120 characters), or null */
     String lastFailure();
 
     /** @return when the call first failed, epoch milliseconds */

@@ -9,10 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p><b>Threading:</b> thread-safe, stateless apart from the shared table.
  */
-public final class FailureText {
+final class FailureText {
 
     /** The longest text kept, in characters. */
-    public static final int MAX_CHARS = 120;
+    static final int MAX_CHARS = 120;
     private static final int MAX_SHARED = 1024;
     private static final ConcurrentHashMap<String, String> SHARED = new ConcurrentHashMap<>();
 
@@ -20,7 +20,7 @@ public final class FailureText {
     }
 
     /** @return {@code "ClassName: message"} at most {@link #MAX_CHARS} long, or null for null */
-    public static String of(Throwable failure) {
+    static String of(Throwable failure) {
         if (failure == null) {
             return null;
         }

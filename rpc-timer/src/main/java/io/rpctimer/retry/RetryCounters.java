@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <p><b>Threading:</b> thread-safe and lock-free; {@link #snapshot()} is weakly consistent under concurrent updates
  * (each counter is exact, the set of them may straddle an event).
  */
-public final class RetryCounters {
+final class RetryCounters {
 
     private final LongAdder failedCalls = new LongAdder();
     private final LongAdder retriesSent = new LongAdder();

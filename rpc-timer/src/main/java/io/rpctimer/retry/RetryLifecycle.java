@@ -59,8 +59,6 @@ public final class RetryLifecycle implements AutoCloseable {
     /** What every reference of this lifecycle is built with. */
     private final Shared shared;
     private final DeadLetters deadLetters;
-    /** Runs once per failed call this lifecycle takes on (the glue's JVM-wide count); never null. */
-    private final Runnable onFailedCall;
     private volatile boolean closed;
 
     /**
@@ -76,7 +74,6 @@ public final class RetryLifecycle implements AutoCloseable {
         this.listeners = new CopyOnWriteArrayList<>(b.listeners);
         this.clockMillis = b.clockMillis;
         this.history = new RetryHistory(b.historyCapacity);
-        this.onFailedCall = b.onFailedCall;
         GuardedJournal journal = new GuardedJournal(application, b.journal);
         this.deadLetters = new DeadLetters(this, journal, b.deadLetterPolicy, clockMillis);
         this.shared = new Shared(application, b.timer, b.executor, journal, clockMillis, new Sink(), deadLetters);
@@ -199,7 +196,6 @@ public final class RetryLifecycle implements AutoCloseable {
             if (fromJournal) {
                 resumed.increment();
             }
-            onFailedCall.run();
         }
 
         @Override
@@ -280,7 +276,6 @@ public final class RetryLifecycle implements AutoCloseable {
         private LongSupplier clockMillis = System::currentTimeMillis;
         private int historyCapacity = DEFAULT_HISTORY_CAPACITY;
         private DeadLetterPolicy deadLetterPolicy = DeadLetterPolicy.defaults();
-        private Runnable onFailedCall = () -> { };
 
         private Builder(String application) {
             if (application == null) {
@@ -346,18 +341,6 @@ public final class RetryLifecycle implements AutoCloseable {
                 throw new NullPointerException("policy: null (expected: a DeadLetterPolicy)");
             }
             this.deadLetterPolicy = policy;
-            return this;
-        }
-
-        /**
-         * @param onFailedCall runs once per failed call the lifecycle takes on — admitted, taken from the journal, or
-         *                     replayed — on the thread that takes it; must be cheap (e.g. a JVM-wide counter)
-         */
-        public Builder onFailedCall(Runnable onFailedCall) {
-            if (onFailedCall == null) {
-                throw new NullPointerException("onFailedCall: null");
-            }
-            this.onFailedCall = onFailedCall;
             return this;
         }
 

@@ -152,7 +152,7 @@ public final class RetryReference<P> {
      * @param journalPayload the call serialized for the journal, or null if it could not be (then it is retried in
      *                       memory only); ignored without a journal
      * @param provider       the provider of the failed attempt, or null if none was selected
-     * @param failure        what it failed with; not kept (only {@link FailureText})
+     * @param failure        what it failed with; not kept (only its class and a short message)
      * @param watchOutcome   whether the caller wants the outcome handle ({@link Admission#outcome()})
      * @return what was done; {@link Admission#callerFails()} says whether the caller must get an exception
      */
@@ -716,8 +716,20 @@ public final class RetryReference<P> {
     // ------------------------------------------------------------------ replay of dead letters
 
     /** @return whether this reference takes calls: not destroyed, and its glue's reference still exists */
-    boolean live() {
+    public boolean live() {
         return !closed && alive.getAsBoolean();
+    }
+
+    /**
+     * Ends this reference now, as {@link #destroy()} does, if its glue's reference is gone ({@link Builder#alive}
+     * answers false), rather than at its next admit or due retry: for the glue's sweep, and for the glue's own
+     * destroy. The reference alone decides, so a glue never hands its calls over by itself.
+     *
+     * @return whether this reference still takes calls ({@link #live()})
+     */
+    public boolean endIfGone() {
+        destroyIfGone();
+        return live();
     }
 
     /** @return whether this reference can decode {@code entry}'s call (a replay moves only those) */

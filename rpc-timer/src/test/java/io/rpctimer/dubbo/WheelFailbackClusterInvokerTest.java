@@ -20,6 +20,7 @@ import io.rpctimer.retry.InMemoryRetryStore;
 import io.rpctimer.retry.PendingRetry;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryListener;
+import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryStats;
 import io.rpctimer.retry.RetryStore;
 import io.rpctimer.retry.SlowLaneExecutor;
@@ -790,9 +791,9 @@ class WheelFailbackClusterInvokerTest {
             inv.put("consumerModel", "model");
             cluster.invoke(inv);
         }
-        List<WheelFailbackClusterInvoker.Snapshot> pending = timer.retries().stream()
+        List<PendingInvocation> pending = timer.retries().stream()
                 .map(s -> ((io.rpctimer.retry.FailedCall<?>) s.task()).payload())
-                .map(WheelFailbackClusterInvoker.Snapshot.class::cast).toList();
+                .map(PendingInvocation.class::cast).toList();
         assertEquals(3, pending.size());
         assertSame(pending.get(0).attachments(), pending.get(1).attachments());
         assertEquals("b", pending.get(2).attachments().get("business.key"));
@@ -1046,6 +1047,32 @@ class WheelFailbackClusterInvokerTest {
         assertEquals(1, after.delivered() - before.delivered());
         assertEquals(1, after.abandoned() - before.abandoned());
         assertEquals(after.failedCalls(), after.ended() + after.pending());
+    }
+
+    /**
+     * The JVM's counts are the applications' counts added up: a listener error of an application's own listener
+     * shows in both, and what a closed application counted stays in the JVM's.
+     */
+    @Test
+    void jvmStatsAddUpTheApplicationsAndKeepAClosedOnesCounts() {
+        RetryStats before = WheelFailback.stats();
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        cluster("", providerA).invoke(call("notify"));
+        RetryLifecycle lifecycle = runtime.lifecycle(directory.getConsumerUrl());
+        lifecycle.addListener(e -> {
+            throw new IllegalStateException("listener bug (expected by the test)");
+        });
+        timer.fireRetry(); // SENT, FAILED, SCHEDULED: each throws in the application's listener
+        assertEquals(3, lifecycle.stats().listenerErrors());
+        assertEquals(3, WheelFailback.stats().listenerErrors() - before.listenerErrors());
+        runtime.close(); // HANDED_OVER (throws once more in the listener)
+        RetryStats after = WheelFailback.stats();
+        assertFalse(WheelFailback.lifecycles().contains(lifecycle));
+        assertEquals(1, after.failedCalls() - before.failedCalls());
+        assertEquals(1, after.handedOver() - before.handedOver());
+        assertEquals(1, after.retriesSent() - before.retriesSent());
+        assertEquals(4, after.listenerErrors() - before.listenerErrors());
+        assertEquals(before.pending(), after.pending());
     }
 
     @Test

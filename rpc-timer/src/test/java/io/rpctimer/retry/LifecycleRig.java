@@ -41,9 +41,6 @@ final class LifecycleRig {
     RetryPolicy policy = policy(3);
     RetryReference<String> reference;
 
-    /** Failed calls the lifecycle took on, as its {@code onFailedCall} hook counted them. */
-    final AtomicLong failedCallsSeen = new AtomicLong();
-
     LifecycleRig(boolean withJournal) {
         this(withJournal, DeadLetterPolicy.defaults());
     }
@@ -52,7 +49,7 @@ final class LifecycleRig {
         journal = withJournal ? new FakeJournal() : null;
         lifecycle = RetryLifecycle.builder(APP).timer(timer).executor(executor).journal(journal)
                 .listener(events::add).clockMillis(clockMillis::get).historyCapacity(64).deadLetters(deadLetters)
-                .onFailedCall(failedCallsSeen::incrementAndGet).build();
+                .build();
     }
 
     /** Retries after 1 s, 2 s, 4 s ... with no jitter. */

@@ -302,6 +302,28 @@ class RetryLifecycleTest {
     }
 
     @Test
+    void endIfGone_endsTheReferenceOnlyOnceItsGlueIsGone() {
+        LifecycleRig rig = new LifecycleRig(false);
+        boolean[] gone = {false};
+        List<String> sink = new java.util.ArrayList<>();
+        RetryReference<String> ref = rig.lifecycle.<String>reference("k", (c, n) -> new CompletableFuture<>())
+                .handOverSink(c -> sink.add(c.retryId())).alive(() -> !gone[0]).build();
+        Admission a = ref.admit("greet", "c1", "c1", null, null, new RuntimeException("x"), true);
+
+        assertTrue(ref.endIfGone(), "the glue's reference is there");
+        assertEquals(1, ref.pending());
+        gone[0] = true;
+        assertFalse(ref.endIfGone());
+
+        assertEquals(RetryOutcome.HANDED_OVER, outcomeOf(a).outcome());
+        assertEquals(List.of("c1"), sink);
+        assertEquals(0, ref.pending());
+        assertTrue(rig.lifecycle.state().references().isEmpty());
+        assertFalse(ref.endIfGone(), "idempotent");
+        assertEquals(1, rig.outcomes().size());
+    }
+
+    @Test
     void sinkThrows_stillHandedOver_eventCarriesTheFailure() {
         LifecycleRig rig = new LifecycleRig(false);
         RetryReference<String> ref = rig.lifecycle.<String>reference("k", (c, n) -> new CompletableFuture<>())

@@ -2,6 +2,7 @@ package io.rpctimer.bench.timer;
 
 import java.util.concurrent.TimeUnit;
 import org.apache.dubbo.common.timer.HashedWheelTimer;
+import org.apache.dubbo.common.timer.Timeout;
 import org.apache.dubbo.common.timer.TimerTask;
 
 /**
@@ -10,46 +11,23 @@ import org.apache.dubbo.common.timer.TimerTask;
  *
  * <p><b>Threading:</b> thread-safe, as the timer.
  */
-final class DubboAdapter extends BenchTimer {
+final class DubboAdapter extends NettyShapedAdapter<HashedWheelTimer, TimerTask, Timeout> {
 
     static final String WORKER = "bench-dubbo-wheel";
 
-    private final HashedWheelTimer timer;
-    private final TimerTask shared;
-
     DubboAdapter(Runnable onFire) {
-        this.timer = new HashedWheelTimer(BenchConfig.daemonThreads(WORKER), BenchConfig.TICK_MILLIS,
-                TimeUnit.MILLISECONDS, BenchConfig.TICKS_PER_WHEEL);
-        this.shared = timeout -> onFire.run();
-    }
-
-    @Override
-    boolean scheduleAndCancel(long delayNanos) {
-        return timer.newTimeout(shared, delayNanos, TimeUnit.NANOSECONDS).cancel();
-    }
-
-    @Override
-    void scheduleShared(long delayNanos) {
-        timer.newTimeout(shared, delayNanos, TimeUnit.NANOSECONDS);
-    }
-
-    @Override
-    void schedule(Runnable task, long delayNanos) {
-        timer.newTimeout(timeout -> task.run(), delayNanos, TimeUnit.NANOSECONDS);
+        super(WORKER, new HashedWheelTimer(BenchConfig.daemonThreads(WORKER), BenchConfig.TICK_MILLIS,
+                        TimeUnit.MILLISECONDS, BenchConfig.TICKS_PER_WHEEL),
+                HashedWheelTimer::newTimeout, Timeout::cancel, action -> timeout -> action.run(), onFire);
     }
 
     @Override
     void start() {
-        timer.start();
-    }
-
-    @Override
-    String workerThreadName() {
-        return WORKER;
+        timer().start();
     }
 
     @Override
     public void close() {
-        timer.stop();
+        timer().stop();
     }
 }

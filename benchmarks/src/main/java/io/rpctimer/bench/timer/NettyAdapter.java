@@ -1,6 +1,7 @@
 package io.rpctimer.bench.timer;
 
 import io.netty.util.HashedWheelTimer;
+import io.netty.util.Timeout;
 import io.netty.util.TimerTask;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -13,60 +14,43 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Threading:</b> thread-safe, as the timer.
  */
-final class NettyAdapter extends BenchTimer {
+final class NettyAdapter extends NettyShapedAdapter<HashedWheelTimer, TimerTask, Timeout> {
 
     static final String WORKER = "bench-netty-wheel";
 
-    private final HashedWheelTimer timer;
     private final ExecutorService taskExecutor;
-    private final TimerTask shared;
 
     /**
      * @param onFire          the shared task's action
      * @param executorThreads 0 to run tasks on the worker (Netty's default), else the size of a task pool
      */
     NettyAdapter(Runnable onFire, int executorThreads) {
-        if (executorThreads == 0) {
-            this.taskExecutor = null;
-            this.timer = new HashedWheelTimer(BenchConfig.daemonThreads(WORKER), BenchConfig.TICK_MILLIS,
-                    TimeUnit.MILLISECONDS, BenchConfig.TICKS_PER_WHEEL);
-        } else {
-            this.taskExecutor = Executors.newFixedThreadPool(executorThreads,
-                    BenchConfig.daemonThreads("bench-netty-task"));
-            this.timer = new HashedWheelTimer(BenchConfig.daemonThreads(WORKER), BenchConfig.TICK_MILLIS,
-                    TimeUnit.MILLISECONDS, BenchConfig.TICKS_PER_WHEEL, true, -1, taskExecutor);
-        }
-        this.shared = timeout -> onFire.run();
+        this(onFire, executorThreads == 0 ? null
+                : Executors.newFixedThreadPool(executorThreads, BenchConfig.daemonThreads("bench-netty-task")));
     }
 
-    @Override
-    boolean scheduleAndCancel(long delayNanos) {
-        return timer.newTimeout(shared, delayNanos, TimeUnit.NANOSECONDS).cancel();
+    private NettyAdapter(Runnable onFire, ExecutorService taskExecutor) {
+        super(WORKER, timer(taskExecutor), HashedWheelTimer::newTimeout, Timeout::cancel,
+                action -> timeout -> action.run(), onFire);
+        this.taskExecutor = taskExecutor;
     }
 
-    @Override
-    void scheduleShared(long delayNanos) {
-        timer.newTimeout(shared, delayNanos, TimeUnit.NANOSECONDS);
-    }
-
-    @Override
-    void schedule(Runnable task, long delayNanos) {
-        timer.newTimeout(timeout -> task.run(), delayNanos, TimeUnit.NANOSECONDS);
+    private static HashedWheelTimer timer(ExecutorService taskExecutor) {
+        return taskExecutor == null
+                ? new HashedWheelTimer(BenchConfig.daemonThreads(WORKER), BenchConfig.TICK_MILLIS,
+                        TimeUnit.MILLISECONDS, BenchConfig.TICKS_PER_WHEEL)
+                : new HashedWheelTimer(BenchConfig.daemonThreads(WORKER), BenchConfig.TICK_MILLIS,
+                        TimeUnit.MILLISECONDS, BenchConfig.TICKS_PER_WHEEL, true, -1, taskExecutor);
     }
 
     @Override
     void start() {
-        timer.start();
-    }
-
-    @Override
-    String workerThreadName() {
-        return WORKER;
+        timer().start();
     }
 
     @Override
     public void close() {
-        timer.stop();
+        timer().stop();
         if (taskExecutor != null) {
             taskExecutor.shutdownNow();
         }

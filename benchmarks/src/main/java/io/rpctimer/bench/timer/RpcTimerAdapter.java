@@ -1,5 +1,6 @@
 package io.rpctimer.bench.timer;
 
+import io.rpctimer.wheel.Timeout;
 import io.rpctimer.wheel.TimerTask;
 import io.rpctimer.wheel.WheelTimer;
 import java.util.concurrent.TimeUnit;
@@ -10,35 +11,17 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Threading:</b> thread-safe, as the wheel.
  */
-final class RpcTimerAdapter extends BenchTimer {
+final class RpcTimerAdapter extends NettyShapedAdapter<WheelTimer, TimerTask, Timeout> {
 
     static final String WORKER = "bench-rpc-timer-wheel";
 
-    private final WheelTimer timer;
-    private final TimerTask shared;
-
     RpcTimerAdapter(Runnable onFire) {
-        this.timer = WheelTimer.builder()
-                .tickDuration(BenchConfig.TICK_MILLIS, TimeUnit.MILLISECONDS)
-                .ticksPerWheel(BenchConfig.TICKS_PER_WHEEL)
-                .threadName(WORKER)
-                .build();
-        this.shared = timeout -> onFire.run();
-    }
-
-    @Override
-    boolean scheduleAndCancel(long delayNanos) {
-        return timer.newTimeout(shared, delayNanos, TimeUnit.NANOSECONDS).cancel();
-    }
-
-    @Override
-    void scheduleShared(long delayNanos) {
-        timer.newTimeout(shared, delayNanos, TimeUnit.NANOSECONDS);
-    }
-
-    @Override
-    void schedule(Runnable task, long delayNanos) {
-        timer.newTimeout(timeout -> task.run(), delayNanos, TimeUnit.NANOSECONDS);
+        super(WORKER, WheelTimer.builder()
+                        .tickDuration(BenchConfig.TICK_MILLIS, TimeUnit.MILLISECONDS)
+                        .ticksPerWheel(BenchConfig.TICKS_PER_WHEEL)
+                        .threadName(WORKER)
+                        .build(),
+                WheelTimer::newTimeout, Timeout::cancel, action -> timeout -> action.run(), onFire);
     }
 
     @Override
@@ -47,12 +30,7 @@ final class RpcTimerAdapter extends BenchTimer {
     }
 
     @Override
-    String workerThreadName() {
-        return WORKER;
-    }
-
-    @Override
     public void close() {
-        timer.stop();
+        timer().stop();
     }
 }
