@@ -1,5 +1,6 @@
 package io.rpctimer.faults;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.demo.consumer.CallerSaw;
