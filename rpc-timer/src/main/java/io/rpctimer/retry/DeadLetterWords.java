@@ -1,15 +1,17 @@
-package io.rpctimer.dubbo;
+package io.rpctimer.retry;
 
-import io.rpctimer.retry.DeadLetterFilter;
-import io.rpctimer.retry.DeadLetters;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
  * The words of one {@code failback dead|replay|purge ...} command, read and checked: the sub-command, the target (a
  * {@code retry.id}, {@code all}, or {@code name=value} criteria of a {@link DeadLetterFilter}), and the options
- * {@code app=}, {@code page=}, {@code size=} (for {@code dead}) and {@code rate=} (for {@code replay}).
+ * {@code app=}, {@code page=}, {@code size=} (for {@code dead}) and {@code rate=} (for {@code replay}). Every front
+ * (the QoS command, the Actuator endpoint, the console page) reads an operator's words here, so that each checks them
+ * alike and names a bad one in the same words.
  *
  * <p><b>Threading:</b> immutable once read.
  *
@@ -21,16 +23,104 @@ import java.util.Map;
  * @param pageSize for {@code dead}, dead letters per page
  * @param perSecond for {@code replay}, the pace asked for, or 0 for the retry budget's
  */
-record DeadLetterWords(String command, String app, String retryId, DeadLetterFilter filter, int page, int pageSize,
-                       double perSecond) {
+public record DeadLetterWords(String command, String app, String retryId, DeadLetterFilter filter, int page,
+                              int pageSize, double perSecond) {
 
-    static final int DEFAULT_PAGE_SIZE = 20;
+    public static final int DEFAULT_PAGE_SIZE = 20;
+
+    /** What a front does with one application's dead letters; may block on the store. */
+    @FunctionalInterface
+    public interface PerApplication<T> {
+        T apply(RetryLifecycle lifecycle) throws RetryJournalException;
+    }
+
+    /** @return whether these words ask for one dead letter ({@code dead <retry.id>}) rather than a page */
+    public boolean showsOne() {
+        return retryId != null && filter.criteria().size() == 1;
+    }
+
+    /**
+     * Runs these words on one application's dead letters, blocking on its store.
+     *
+     * @return for {@code dead}, a {@link DeadLetterPage}, or the {@code List<DeadLetterDetail>} of
+     *         {@link DeadLetters#show} when {@link #showsOne()}; for {@code replay}, a {@link ReplayResult}; for
+     *         {@code purge}, the number purged (a {@code Long})
+     * @throws NoSuchDeadLetterException if a {@code retry.id} was given and this application has no such dead letter
+     */
+    public Object apply(DeadLetters dead) throws RetryJournalException {
+        return switch (command) {
+            case "dead" -> showsOne() ? dead.show(retryId) : dead.list(filter, page, pageSize);
+            case "replay" -> perSecond > 0 ? dead.replay(filter, perSecond) : dead.replay(filter);
+            default -> dead.purge(filter);
+        };
+    }
+
+    /**
+     * Runs {@code action} on each application {@link #app()} picks (default: each). A {@code retry.id} is an error
+     * only if no application has it: each application's dead letters are its own.
+     *
+     * @return one result per application that answered, in order; empty when {@code lifecycles} is
+     * @throws IllegalArgumentException naming {@code app}, if no lifecycle is that application
+     * @throws NoSuchDeadLetterException if every application answered that it has no such dead letter
+     */
+    public <T> List<T> onEach(List<RetryLifecycle> lifecycles, PerApplication<T> action)
+            throws RetryJournalException {
+        List<T> results = new ArrayList<>();
+        NoSuchDeadLetterException unknown = null;
+        for (RetryLifecycle lifecycle : pick(lifecycles)) {
+            try {
+                results.add(action.apply(lifecycle));
+            } catch (NoSuchDeadLetterException e) {
+                unknown = e;
+            }
+        }
+        if (results.isEmpty() && unknown != null) {
+            throw unknown;
+        }
+        return results;
+    }
+
+    private List<RetryLifecycle> pick(List<RetryLifecycle> lifecycles) {
+        if (app == null) {
+            return lifecycles;
+        }
+        List<RetryLifecycle> picked = lifecycles.stream().filter(l -> l.application().equals(app)).toList();
+        if (picked.isEmpty()) {
+            throw new IllegalArgumentException("app: '" + app + "' (expected: one of "
+                    + lifecycles.stream().map(RetryLifecycle::application).toList() + ")");
+        }
+        return picked;
+    }
+
+    /**
+     * The HTTP status every front answers a failed dead-letter request with.
+     *
+     * @return 404 for a {@code retry.id} no dead letter has, 400 for a bad argument, 409 for a replay whose service has
+     *         no live reference here, 503 when the store failed (nothing was changed), else 500
+     */
+    public static int status(Exception e) {
+        if (e instanceof NoSuchDeadLetterException) {
+            return 404;
+        }
+        if (e instanceof IllegalArgumentException) {
+            return 400;
+        }
+        if (e instanceof IllegalStateException) {
+            return 409;
+        }
+        return e instanceof RetryJournalException ? 503 : 500;
+    }
+
+    /** @return what every front says of a failed dead-letter request: its message, and for a store failure, so */
+    public static String explain(Exception e) {
+        return (e instanceof RetryJournalException ? "the store failed, nothing was changed: " : "") + e.getMessage();
+    }
 
     /**
      * @param args the command's arguments, {@code args[0]} the sub-command
      * @throws IllegalArgumentException naming the argument and its value, if one is not understood
      */
-    static DeadLetterWords read(String[] args) {
+    public static DeadLetterWords read(String... args) {
         String command = args[0];
         String app = null;
         String retryId = null;
