@@ -1,5 +1,6 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.console.FailbackConsole;
 import io.rpctimer.retry.RetryBudget;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryJournal;
@@ -50,6 +51,8 @@ final class FailbackRuntime {
     /** Guarded by this; built with the first reference. */
     private RetryLifecycle lifecycle;
     private FailbackStore store;
+    /** Guarded by this: the application's page, or null when {@code failback.console.port} is not set. */
+    private FailbackConsole console;
     private volatile boolean closed;
     /** Whether the sweep runs on the wheel by itself (tests may call {@link #sweep()} themselves instead). */
     private final boolean sweeps;
@@ -140,6 +143,7 @@ final class FailbackRuntime {
         }
         if (lifecycle == null) {
             String application = application(consumerUrl);
+            ConsoleConfig consoleConfig = ConsoleConfig.of(consumerUrl);
             FailbackStore opened = FailbackStore.open(consumerUrl);
             RetryJournal journal = opened.journal();
             lifecycle = RetryLifecycle.builder(application).timer(timer)
@@ -149,6 +153,7 @@ final class FailbackRuntime {
                     .listener(event -> onEvent(event, opened)).build();
             store = opened;
             WheelFailback.register(lifecycle);
+            console = consoleConfig.start(lifecycle);
             if (journal != null && sweeps) {
                 scheduleAdoption();
             }
@@ -276,10 +281,15 @@ final class FailbackRuntime {
     void close() {
         RetryLifecycle l;
         FailbackStore s;
+        FailbackConsole c;
         synchronized (this) {
             closed = true;
             l = lifecycle;
             s = store;
+            c = console;
+        }
+        if (c != null) {
+            c.close();
         }
         if (l != null) {
             l.close();

@@ -154,6 +154,26 @@ public record DeadLetterWords(String command, String app, String retryId, DeadLe
                 number(options, "size", 1, DeadLetters.MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE), rate(options));
     }
 
+    /**
+     * The words of a front that takes a change as fields (a form, a JSON body) rather than a command line.
+     *
+     * @param action {@code replay} or {@code purge}
+     * @param target a {@code retry.id}, {@code all}, or filter words ({@code service=... older=1h}), space separated;
+     *               null or blank for none (refused: a change needs a target)
+     * @param rate   for a replay, replays a second, or null or blank for the retry budget's pace
+     * @throws IllegalArgumentException naming the argument and its value, if one is not understood
+     */
+    public static DeadLetterWords change(String action, String target, String rate) {
+        List<String> words = new ArrayList<>(List.of(action));
+        if (target != null && !target.isBlank()) {
+            words.addAll(List.of(target.trim().split("\\s+")));
+        }
+        if (rate != null && !rate.isBlank()) {
+            words.add("rate=" + rate.trim());
+        }
+        return read(words.toArray(String[]::new));
+    }
+
     private static boolean option(String name) {
         return name.equals("app") || name.equals("page") || name.equals("size") || name.equals("rate");
     }

@@ -10,7 +10,6 @@ import io.rpctimer.spring.boot.actuate.FailbackViews.DeadPage;
 import io.rpctimer.spring.boot.actuate.FailbackViews.Purged;
 import io.rpctimer.spring.boot.actuate.FailbackViews.Refusal;
 import io.rpctimer.spring.boot.actuate.FailbackViews.Replayed;
-import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
@@ -65,15 +64,8 @@ final class DeadLettersSection implements FailbackSection {
         if (!action.equals("replay") && !action.equals("purge")) {
             return null;
         }
-        List<String> words = new ArrayList<>(List.of(action));
-        if (target != null && !target.isBlank()) {
-            words.addAll(List.of(target.trim().split("\\s+")));
-        }
-        if (rate != null) {
-            words.add("rate=" + rate);
-        }
         try {
-            return answer(DeadLetterWords.read(words.toArray(String[]::new)));
+            return answer(DeadLetterWords.change(action, target, rate));
         } catch (IllegalArgumentException e) {
             return refuse(e);
         }
