@@ -121,8 +121,10 @@ class DeadLettersEndpointIT {
         Http http = new Http(port);
         // the provider may not be in the consumer's directory yet: replay until one replay is delivered
         await().atMost(AWAIT).until(() -> {
-            if (http.get("/actuator/failback/dead/" + retryId(1)).status() == 200) {
+            Http.Answer shown = http.get("/actuator/failback/dead/" + retryId(1));
+            if (shown.status() == 200) {
                 Http.Answer r = http.post("/actuator/failback/dead/replay", "{\"target\":\"" + retryId(1) + "\"}");
+                System.out.println("replay of " + retryId(1) + " answered " + r.status() + " " + r.body());
                 assertEquals(200, r.status(), r.body());
                 assertEquals(CONSUMER, r.json().get(0).path("application").asText(), r.body());
             }
