@@ -134,7 +134,10 @@ class ConsoleIT {
         assertEquals(List.of(retryId(1)), Stream.concat(s1.served.stream(), s2.served.stream())
                 .filter(ScriptedGreetingService.Served::answered).map(ScriptedGreetingService.Served::retryId)
                 .filter(id -> id != null && id.startsWith("console-")).toList(),
-                "the replayed call was delivered, and only it (the warm-up has a generated retry.id)");
+                () -> "the replayed call was delivered, and only it (the warm-up has a generated retry.id); the page"
+                        + " answered '" + browser.findElement(By.id("answer")).getText() + "'; steps of "
+                        + retryId(1) + ": " + lifecycle().history(retryId(1)) + "; steps of " + retryId(2) + ": "
+                        + lifecycle().history(retryId(2)));
         await().atMost(AWAIT).until(() -> deadRows() == CALLS - 1
                 && chartSum("delivered") == 1);
         assertTrue(browser.findElement(By.id("answer")).getText().startsWith("replayed 1 of 1"),
