@@ -1,10 +1,12 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.retry.DeadLetterDetail;
+import io.rpctimer.retry.DeadLetterPage;
+import io.rpctimer.retry.DeadLetterWords;
 import io.rpctimer.retry.DeadLetters;
-import io.rpctimer.retry.NoSuchDeadLetterException;
+import io.rpctimer.retry.ReplayResult;
 import io.rpctimer.retry.RetryJournalException;
 import io.rpctimer.retry.RetryLifecycle;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -59,64 +61,23 @@ final class DeadLetterCommand {
         }
         try {
             DeadLetterWords words = DeadLetterWords.read(args);
-            return new Answer(answer(words, pick(words.app(), lifecycles)), 200);
-        } catch (NoSuchDeadLetterException e) {
-            return new Answer("failback " + command + ": " + e.getMessage(), 404);
-        } catch (IllegalArgumentException e) {
-            return new Answer("failback " + command + ": " + e.getMessage(), 400);
-        } catch (IllegalStateException e) {
-            return new Answer("failback " + command + ": " + e.getMessage(), 409);
-        } catch (RetryJournalException e) {
-            return new Answer("failback " + command + ": the store failed, nothing was changed: " + e.getMessage(),
-                    503);
+            List<String> parts = words.onEach(lifecycles, lifecycle -> text(words, lifecycle));
+            return new Answer(parts.isEmpty() ? "no application with a wheelfailback reference"
+                    : String.join("\n", parts), 200);
+        } catch (IllegalArgumentException | IllegalStateException | RetryJournalException e) {
+            return new Answer("failback " + command + ": " + DeadLetterWords.explain(e), DeadLetterWords.status(e));
         }
     }
 
-    private static List<RetryLifecycle> pick(String app, List<RetryLifecycle> lifecycles) {
-        if (app == null) {
-            return lifecycles;
-        }
-        List<RetryLifecycle> picked = lifecycles.stream().filter(l -> l.application().equals(app)).toList();
-        if (picked.isEmpty()) {
-            throw new IllegalArgumentException("app: '" + app + "' (expected: one of "
-                    + lifecycles.stream().map(RetryLifecycle::application).toList() + ")");
-        }
-        return picked;
-    }
-
-    /**
-     * Runs the command on each application. A {@code retry.id} is an error only if no application has it: each
-     * application's dead letters are its own.
-     */
-    private static String answer(DeadLetterWords words, List<RetryLifecycle> lifecycles)
-            throws RetryJournalException {
-        if (lifecycles.isEmpty()) {
-            return "no application with a wheelfailback reference";
-        }
-        List<String> parts = new ArrayList<>();
-        NoSuchDeadLetterException unknown = null;
-        for (RetryLifecycle lifecycle : lifecycles) {
-            try {
-                parts.add(one(words, lifecycle.deadLetters(), lifecycle));
-            } catch (NoSuchDeadLetterException e) {
-                unknown = e;
-            }
-        }
-        if (parts.isEmpty()) {
-            throw unknown;
-        }
-        return String.join("\n", parts);
-    }
-
-    private static String one(DeadLetterWords w, DeadLetters dead, RetryLifecycle lifecycle)
-            throws RetryJournalException {
+    @SuppressWarnings("unchecked") // DeadLetterWords.apply says what each command returns
+    private static String text(DeadLetterWords w, RetryLifecycle lifecycle) throws RetryJournalException {
+        DeadLetters dead = lifecycle.deadLetters();
+        Object result = w.apply(dead);
         return switch (w.command()) {
-            case "dead" -> w.retryId() != null && w.filter().criteria().size() == 1
-                    ? DeadLetterReport.detail(dead, dead.show(w.retryId()), lifecycle)
-                    : DeadLetterReport.page(dead, w.filter(), dead.list(w.filter(), w.page(), w.pageSize()));
-            case "replay" -> DeadLetterReport.replay(dead, w.filter(), w.perSecond() > 0
-                    ? dead.replay(w.filter(), w.perSecond()) : dead.replay(w.filter()));
-            default -> DeadLetterReport.purged(dead, w.filter(), dead.purge(w.filter()));
+            case "dead" -> w.showsOne() ? DeadLetterReport.detail(dead, (List<DeadLetterDetail>) result, lifecycle)
+                    : DeadLetterReport.page(dead, w.filter(), (DeadLetterPage) result);
+            case "replay" -> DeadLetterReport.replay(dead, w.filter(), (ReplayResult) result);
+            default -> DeadLetterReport.purged(dead, w.filter(), (Long) result);
         };
     }
 }

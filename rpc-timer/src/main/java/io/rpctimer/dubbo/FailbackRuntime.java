@@ -1,5 +1,6 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.console.FailbackConsole;
 import io.rpctimer.retry.RetryBudget;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryJournal;
@@ -52,6 +53,8 @@ final class FailbackRuntime {
     /** Guarded by this; built with the first reference. */
     private RetryLifecycle lifecycle;
     private FailbackStore store;
+    /** Guarded by this: the application's page, or null when {@code failback.console.port} is not set. */
+    private FailbackConsole console;
     private volatile boolean closed;
     /** Whether the sweep runs on the wheel by itself (tests may call {@link #sweep()} themselves instead). */
     private final boolean sweeps;
@@ -144,6 +147,7 @@ final class FailbackRuntime {
         }
         if (lifecycle == null) {
             String application = application(consumerUrl);
+            ConsoleConfig consoleConfig = ConsoleConfig.of(consumerUrl);
             FailbackStore opened = FailbackStore.open(consumerUrl);
             RetryJournal journal = opened.journal();
             lifecycle = RetryLifecycle.builder(application).timer(timer)
@@ -152,6 +156,7 @@ final class FailbackRuntime {
                     .listener(event -> onEvent(event, opened)).build();
             store = opened;
             WheelFailback.register(lifecycle);
+            console = consoleConfig.start(lifecycle);
             if (journal != null && sweeps) {
                 scheduleAdoption();
             }
@@ -280,10 +285,15 @@ final class FailbackRuntime {
     void close() {
         RetryLifecycle l;
         FailbackStore s;
+        FailbackConsole c;
         synchronized (this) {
             closed = true;
             l = lifecycle;
             s = store;
+            c = console;
+        }
+        if (c != null) {
+            c.close();
         }
         if (l != null) {
             l.close();

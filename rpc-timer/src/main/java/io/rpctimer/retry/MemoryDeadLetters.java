@@ -134,11 +134,15 @@ final class MemoryDeadLetters implements DeadLetterStore {
         Map<Long, Held> taken = new TreeMap<>();
         for (Iterator<Map.Entry<Long, Held>> it = bySeq.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<Long, Held> e = it.next();
-            DeadLetter l = e.getValue().letter();
+            // read before removing: TreeMap's remove of a node with two children moves its successor's key and value
+            // into that node, so the entry would then name the next dead letter
+            long seq = e.getKey();
+            Held h = e.getValue();
+            DeadLetter l = h.letter();
             if (filter.matches(l, now) && (serviceKeys == null || serviceKeys.contains(l.serviceKey()))) {
                 it.remove();
                 byKey.remove(l.key());
-                taken.put(e.getKey(), e.getValue());
+                taken.put(seq, h);
             }
         }
         return taken;

@@ -110,6 +110,21 @@ class DeadLettersTest {
     }
 
     @Test
+    void replayOfOneRetryIdAmongSeveralSendsThatCallAndNoOther() throws Exception {
+        LifecycleRig rig = abandoned(3, DeadLetterPolicy.defaults());
+        int sentBefore = rig.sent.size();
+
+        ReplayResult r = dead(rig).replay(DeadLetterFilter.retryId("d1"));
+        rig.advance(1, TimeUnit.MILLISECONDS);
+
+        assertEquals(1, r.replayed());
+        assertEquals(sentBefore + 1, rig.sent.size());
+        assertEquals("d1", rig.lastSent().call().retryId());
+        assertEquals("d1", rig.lastSent().call().payload(), "the call the dead letter of d1 kept");
+        assertEquals(List.of("d2", "d0"), ids(dead(rig).list(DeadLetterFilter.all(), 1, 20)));
+    }
+
+    @Test
     void replayAtARateSpacesTheFirstRetries() throws Exception {
         LifecycleRig rig = abandoned(3, new DeadLetterPolicy(Duration.ofDays(1), 100, Duration.ZERO));
         int before = rig.sent.size();

@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
 /**
- * The {@code failback} Actuator endpoint ({@link FailbackEndpoint}) and its {@code calls} section, when the
+ * The {@code failback} Actuator endpoint ({@link FailbackEndpoint}) and its {@code calls} and {@code dead} sections, when the
  * application has the Actuator and the endpoint is available ({@code management.endpoint.failback.*}).
  *
  * <p><b>Threading:</b> configuration; Spring calls it while the context refreshes.
@@ -27,6 +27,11 @@ public class FailbackEndpointAutoConfiguration {
     @Bean
     CallHistorySection failbackCallsSection(Environment environment) {
         return new CallHistorySection(new Lifecycles(environment));
+    }
+
+    @Bean
+    DeadLettersSection failbackDeadSection(Environment environment) {
+        return new DeadLettersSection(new Lifecycles(environment));
     }
 
     @Bean

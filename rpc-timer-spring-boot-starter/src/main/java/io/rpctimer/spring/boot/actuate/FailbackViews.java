@@ -1,7 +1,13 @@
 package io.rpctimer.spring.boot.actuate;
 
+import io.rpctimer.retry.DeadLetter;
+import io.rpctimer.retry.DeadLetterDetail;
+import io.rpctimer.retry.DeadLetterPage;
+import io.rpctimer.retry.DeadLetters;
 import io.rpctimer.retry.LifecycleState;
 import io.rpctimer.retry.ReferenceState;
+import io.rpctimer.retry.ReplayResult;
+import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryStats;
 import io.rpctimer.retry.RetryStep;
 import io.rpctimer.wheel.TimerStats;
@@ -89,5 +95,50 @@ public final class FailbackViews {
                     s.serviceKey(), s.method(), s.attempt(), s.provider(),
                     s.delayMillis() > 0 ? s.delayMillis() : null, Redaction.redact(s.failure()));
         }
+    }
+
+    /** {@code GET /actuator/failback/dead}: one application's first page of dead letters, newest first. */
+    public record DeadPage(String application, String kept, boolean durable, long total, long pages,
+                           List<Dead> letters) {
+
+        static DeadPage of(DeadLetters dead, DeadLetterPage page) {
+            return new DeadPage(dead.application(), Redaction.redact(dead.describe()), dead.durable(), page.total(),
+                    page.pages(), page.letters().stream().map(Dead::of).toList());
+        }
+    }
+
+    /** One dead letter; times are ISO-8601 instants. */
+    public record Dead(String retryId, String serviceKey, String method, int attempts, String firstFailure,
+                       String lastFailure, String failure, String failureClass, String lastProvider) {
+
+        static Dead of(DeadLetter l) {
+            return new Dead(l.retryId(), l.serviceKey(), l.method(), l.attempts(),
+                    Instant.ofEpochMilli(l.firstFailureEpochMillis()).toString(),
+                    Instant.ofEpochMilli(l.lastFailureEpochMillis()).toString(), Redaction.redact(l.lastFailure()),
+                    l.failureClass(), l.lastProvider());
+        }
+    }
+
+    /** {@code GET /actuator/failback/dead/<retry.id>}: the dead letters with that id and the steps recorded of it. */
+    public record DeadDetail(String application, List<Dead> letters, List<Step> steps) {
+
+        static DeadDetail of(RetryLifecycle lifecycle, List<DeadLetterDetail> details) {
+            List<Step> steps = details.get(0).history().stream().map(s -> Step.of(lifecycle.application(), s))
+                    .toList();
+            return new DeadDetail(lifecycle.application(), details.stream().map(d -> Dead.of(d.letter())).toList(),
+                    steps);
+        }
+    }
+
+    /** The answer of {@code POST /actuator/failback/dead/replay}: what went back, and why the rest stayed. */
+    public record Replayed(String application, ReplayResult result) {
+    }
+
+    /** The answer of {@code POST /actuator/failback/dead/purge}. */
+    public record Purged(String application, long purged) {
+    }
+
+    /** A refused request: the status, and the same words the QoS command answers. */
+    public record Refusal(int status, String error) {
     }
 }

@@ -10,7 +10,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-/** GETs from an application's Actuator over real HTTP on 127.0.0.1. */
+/** GETs from (and POSTs to) an application's Actuator over real HTTP on 127.0.0.1. */
 public final class Http {
 
     /** One answer: status and body. */
@@ -33,8 +33,18 @@ public final class Http {
     }
 
     public Answer get(String path) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(30)).GET().build();
+        return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(30)).GET().build());
+    }
+
+    /** POSTs {@code json} as the body of a write operation. */
+    public Answer post(String path, String json) {
+        return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+    }
+
+    private Answer send(HttpRequest request) {
         try {
             HttpResponse<String> r = client.send(request, HttpResponse.BodyHandlers.ofString());
             return new Answer(r.statusCode(), r.body());
