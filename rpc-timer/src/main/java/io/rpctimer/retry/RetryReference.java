@@ -645,8 +645,9 @@ public final class RetryReference<P> {
                 if (stale != null) {
                     ours = true; // counted as a failed call when it was admitted
                     handle = stale.handle;
-                    System.getLogger(RetryReference.class.getName()).log(System.Logger.Level.INFO, "wheelfailback {0}: call {1} came back from the journal at"
-                            + " retry {2} while a stale copy of it was in memory; the copy is retired unsent",
+                    System.getLogger(RetryReference.class.getName()).log(System.Logger.Level.INFO,
+                            "wheelfailback {0}: call {1} came back from the journal at retry {2} while a stale copy"
+                                    + " of it was in memory; the copy is retired unsent",
                             serviceKey, entry.retryId(), entry.attempt());
                 }
             }

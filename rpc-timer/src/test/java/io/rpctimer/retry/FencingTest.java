@@ -204,7 +204,8 @@ class FencingTest {
         rig.advance(1, TimeUnit.SECONDS);
         rig.advance(1, TimeUnit.SECONDS);
         assertEquals(List.of(), rig.sent, "a stale verdict sends nothing");
-        assertTrue(rig.journal.log.stream().filter(l -> l.startsWith("fence c1 1")).count() >= 2, rig.journal.log.toString());
+        long fences = rig.journal.log.stream().filter(l -> l.startsWith("fence c1 1")).count();
+        assertTrue(fences >= 2, "the fence is asked again: " + rig.journal.log);
 
         rig.journal.fenceValidityMillis = Long.MAX_VALUE;
         rig.advance(1, TimeUnit.SECONDS);
