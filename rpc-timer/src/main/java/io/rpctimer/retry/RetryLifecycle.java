@@ -2,6 +2,7 @@ package io.rpctimer.retry;
 
 import io.rpctimer.wheel.Timer;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -59,6 +60,8 @@ public final class RetryLifecycle implements AutoCloseable {
     /** What every reference of this lifecycle is built with. */
     private final Shared shared;
     private final DeadLetters deadLetters;
+    /** How long a graceful stop waits for a journal that is down, for the calls whose append failed (nanoseconds). */
+    private final long closeJournalWaitNanos;
     private volatile boolean closed;
 
     /**
@@ -73,6 +76,7 @@ public final class RetryLifecycle implements AutoCloseable {
         this.application = b.application;
         this.listeners = new CopyOnWriteArrayList<>(b.listeners);
         this.clockMillis = b.clockMillis;
+        this.closeJournalWaitNanos = b.closeJournalWait.toNanos();
         this.history = new RetryHistory(b.historyCapacity);
         GuardedJournal journal = new GuardedJournal(application, b.journal);
         this.deadLetters = new DeadLetters(this, journal, b.deadLetterPolicy, clockMillis);
@@ -102,6 +106,8 @@ public final class RetryLifecycle implements AutoCloseable {
 
     /**
      * A graceful stop: every reference's pending calls are HANDED_OVER (see {@link RetryReference#destroy()}).
+     * Calls whose append failed while the journal was down are appended first if the journal takes writes again
+     * within {@link Builder#closeJournalWait} (a database restart), so that they are not left to the hand-over sink.
      * Does not stop the timer, the executor or the journal, which the caller owns. Idempotent.
      */
     @Override
@@ -112,6 +118,8 @@ public final class RetryLifecycle implements AutoCloseable {
             live = List.copyOf(references);
         }
         deadLetters.close();
+        long journalDeadline = System.nanoTime() + closeJournalWaitNanos;
+        live.forEach(r -> r.journalBeforeClose(journalDeadline));
         live.forEach(r -> r.destroy(false));
     }
 
@@ -276,6 +284,7 @@ public final class RetryLifecycle implements AutoCloseable {
         private LongSupplier clockMillis = System::currentTimeMillis;
         private int historyCapacity = DEFAULT_HISTORY_CAPACITY;
         private DeadLetterPolicy deadLetterPolicy = DeadLetterPolicy.defaults();
+        private Duration closeJournalWait = Duration.ofSeconds(10);
 
         private Builder(String application) {
             if (application == null) {
@@ -329,6 +338,19 @@ public final class RetryLifecycle implements AutoCloseable {
                 throw new IllegalArgumentException("historyCapacity: " + historyCapacity + " (expected: >= 1)");
             }
             this.historyCapacity = historyCapacity;
+            return this;
+        }
+
+        /**
+         * @param wait how long {@link RetryLifecycle#close()} waits for a journal that is down, to append the calls
+         *             whose append failed (default 10 s, Dubbo's default graceful shutdown wait; zero: not at all)
+         * @throws IllegalArgumentException if {@code wait} is negative
+         */
+        public Builder closeJournalWait(Duration wait) {
+            if (wait == null || wait.isNegative()) {
+                throw new IllegalArgumentException("closeJournalWait: " + wait + " (expected: >= 0)");
+            }
+            this.closeJournalWait = wait;
             return this;
         }
 

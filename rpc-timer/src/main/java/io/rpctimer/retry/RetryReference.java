@@ -24,6 +24,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -114,6 +115,8 @@ public final class RetryReference<P> {
 
     private final PendingCalls<P> calls = new PendingCalls<>();
     private final AtomicInteger pending = new AtomicInteger();
+    /** How often a graceful stop tries a journal that is down again. */
+    private static final long CLOSE_JOURNAL_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     private final LongAdder deferred = new LongAdder();
     private final Set<String> unpersistableMethods = ConcurrentHashMap.newKeySet();
     private volatile int maxPending;
@@ -798,6 +801,36 @@ public final class RetryReference<P> {
      */
     public void destroy() {
         destroy(true);
+    }
+
+    /**
+     * At a graceful stop: appends the calls whose append failed while the journal was down, if it takes writes again
+     * before {@code deadlineNanos} ({@link System#nanoTime()}); otherwise they go to the hand-over sink, which in
+     * most applications ends with the process.
+     */
+    void journalBeforeClose(long deadlineNanos) {
+        if (!journal.present()) {
+            return;
+        }
+        for (RetryCall<P> call : calls.snapshot()) {
+            byte[] payload = call.unjournaled;
+            while (call.journaled == Journaled.NO && payload != null && call.state() != ENDED) {
+                int pendingAttempt = call.state() == IN_FLIGHT ? call.attempt() : call.attempt() + 1;
+                Appended appended = journal.append(entry(call, payload, pendingAttempt, clockMillis.getAsLong()),
+                        false);
+                if (appended.kind() != Appended.Kind.NOT_WRITTEN) {
+                    call.unjournaled = null;
+                    if (appended.kind() != Appended.Kind.DUPLICATE) {
+                        journaled(call, appended);
+                    }
+                    break;
+                }
+                if (System.nanoTime() - deadlineNanos >= 0) {
+                    return; // the journal stayed down: the rest go to the hand-over sink
+                }
+                LockSupport.parkNanos(CLOSE_JOURNAL_POLL_NANOS);
+            }
+        }
     }
 
     /**

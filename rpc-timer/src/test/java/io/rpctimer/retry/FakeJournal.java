@@ -31,6 +31,8 @@ final class FakeJournal implements RetryJournal {
     volatile boolean leaseHeld = true;
     /** Fences answer {@link Fence#LEASE_EXPIRED} while true. */
     volatile boolean leaseTooShort;
+    /** The next this many appends fail, then appends work again: a database restart. */
+    volatile int appendsToFail;
     /** What {@link #fenceValidityMillis()} answers. */
     volatile long fenceValidityMillis = Long.MAX_VALUE;
     /** Runs once inside the next unpark, after the journal chose what to hand out: a concurrent step. */
@@ -141,6 +143,10 @@ final class FakeJournal implements RetryJournal {
     }
 
     private void fail(String what) throws RetryJournalException {
+        if (what.startsWith("append") && appendsToFail > 0) {
+            appendsToFail--;
+            throw new RetryJournalException("fake journal down: " + what, new java.io.IOException("restarting (test)"));
+        }
         if (failing) {
             throw new RetryJournalException("fake journal down: " + what, new java.io.IOException("disk full (test)"));
         }

@@ -213,6 +213,34 @@ class FencingTest {
         assertEquals(1, rig.lastSent().attempt(), "the held-back attempt is the one sent");
     }
 
+    /**
+     * A graceful stop during a database restart: a call whose append failed would go to the hand-over sink, which
+     * ends with the process. The stop waits a bounded time for the journal and appends it there.
+     */
+    @Test
+    void aStopDuringABriefJournalOutage_journalsTheCallWhoseAppendFailed() {
+        LifecycleRig rig = new LifecycleRig(true, DeadLetterPolicy.defaults(), java.time.Duration.ofSeconds(30))
+                .reference();
+        rig.journal.appendsToFail = 3; // the admit's append, and the stop's first two tries
+        rig.admit("c1");
+        assertFalse(rig.journal.entries.containsKey("c1"), "its append failed");
+
+        rig.lifecycle.close();
+        assertTrue(rig.journal.entries.containsKey("c1"), "appended at the stop once the journal was back");
+        assertEquals(RetryEvent.Custody.JOURNAL, custody(rig, "c1"));
+        assertEquals(List.of(), rig.handedToSink);
+    }
+
+    @Test
+    void aStopWhileTheJournalStaysDown_handsTheCallToTheSinkAfterItsWait() {
+        LifecycleRig rig = new LifecycleRig(true).reference(); // no wait
+        rig.journal.failing = true;
+        rig.admit("c1");
+        rig.lifecycle.close();
+        assertEquals(RetryEvent.Custody.RETRY_STORE, custody(rig, "c1"));
+        assertEquals(List.of("c1"), rig.handedToSink);
+    }
+
     private static RetryEvent.Custody custody(LifecycleRig rig, String retryId) {
         return rig.outcomes().stream().filter(e -> e.retryId().equals(retryId)).findFirst().orElseThrow().custody();
     }

@@ -46,10 +46,15 @@ final class LifecycleRig {
     }
 
     LifecycleRig(boolean withJournal, DeadLetterPolicy deadLetters) {
+        this(withJournal, deadLetters, java.time.Duration.ZERO);
+    }
+
+    /** @param closeJournalWait how long a close waits for the journal (real time: the rig's tests use none) */
+    LifecycleRig(boolean withJournal, DeadLetterPolicy deadLetters, java.time.Duration closeJournalWait) {
         journal = withJournal ? new FakeJournal() : null;
         lifecycle = RetryLifecycle.builder(APP).timer(timer).executor(executor).journal(journal)
                 .listener(events::add).clockMillis(clockMillis::get).historyCapacity(64).deadLetters(deadLetters)
-                .build();
+                .closeJournalWait(closeJournalWait).build();
     }
 
     /** Retries after 1 s, 2 s, 4 s ... with no jitter. */
