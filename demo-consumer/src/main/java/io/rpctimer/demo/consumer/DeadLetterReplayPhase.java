@@ -42,6 +42,8 @@ final class DeadLetterReplayPhase {
     private final RunSettings settings;
     private final DeadLetterWatch watch = new DeadLetterWatch(NotificationService.class.getName());
     private volatile Path dir; // set once by journal()
+    /** The live page's port on 127.0.0.1, set with {@link #dir}. */
+    private volatile int pagePort;
     private volatile DeadLetterSummary summary; // set once by play(), when it got to the end
 
     /** @param settings the run's settings: how long a replayed call may take to reach its outcome */
@@ -63,11 +65,24 @@ final class DeadLetterReplayPhase {
         }, Path::toString, d -> () -> Resources.deleteTree(d));
         console.line(String.format(Locale.ROOT, "  %-10s %-36s %s", "journal", "embedded (H2)",
                 dir + ", deleted at the end"));
+        pagePort = freePort();
+        console.line(String.format(Locale.ROOT, "  %-10s %-36s %s", "page", "http://127.0.0.1:" + pagePort + "/",
+                "the live page: open it while the demo runs (docs/console.md)"));
     }
 
-    /** @return the consumer's options with the embedded journal in the temporary directory */
+    /** @return the consumer's options with the embedded journal in the temporary directory, and the live page */
     DemoConsumer.Options journalOptions(DemoConsumer.Options o) {
-        return o.parameter("failback.store", "embedded").parameter("failback.store.dir", dir.toString());
+        return o.parameter("failback.store", "embedded").parameter("failback.store.dir", dir.toString())
+                .parameter("failback.console.port", String.valueOf(pagePort));
+    }
+
+    /** @return a port free on 127.0.0.1 now, for the live page */
+    private static int freePort() {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Reads what {@code providers} run, and the consumer's outcomes, from now on; {@code resources} stops it. */
