@@ -282,17 +282,22 @@ public final class RetryReference<P> {
      * @param attempt the retry the call has pending
      */
     private void rejournal(RetryCall<P> call, int attempt) {
-        byte[] payload = call.unjournaled;
-        if (payload == null || !journal.working()) {
-            return;
+        if (call.unjournaled != null && journal.working()) {
+            appendAgain(call, attempt);
         }
-        Appended appended = journal.append(entry(call, payload, attempt, clockMillis.getAsLong()), false);
-        if (appended.kind() != Appended.Kind.NOT_WRITTEN) {
-            call.unjournaled = null;
-            if (appended.kind() != Appended.Kind.DUPLICATE) { // a row of the same key that is not this call: leave it
-                journaled(call, appended);
-            }
+    }
+
+    /** @return false if the journal did not take the call whose append failed; true if it did, or has its key */
+    private boolean appendAgain(RetryCall<P> call, int attempt) {
+        Appended appended = journal.append(entry(call, call.unjournaled, attempt, clockMillis.getAsLong()), false);
+        if (appended.kind() == Appended.Kind.NOT_WRITTEN) {
+            return false;
         }
+        call.unjournaled = null;
+        if (appended.kind() != Appended.Kind.DUPLICATE) { // a row of the same key that is not this call: leave it
+            journaled(call, appended);
+        }
+        return true;
     }
 
     private static void journaled(RetryCall<?> call, Appended appended) {
@@ -508,8 +513,12 @@ public final class RetryReference<P> {
      * @return where the call went, or null if it had ended already
      */
     private Custody handOver(RetryCall<P> call, Custody custody) {
-        int pendingAttempt = call.state() == IN_FLIGHT ? call.attempt() : call.attempt() + 1;
-        return finish(call, RetryEvent.Type.HANDED_OVER, pendingAttempt, call.lastProvider(), null, custody);
+        return finish(call, RetryEvent.Type.HANDED_OVER, pendingAttempt(call), call.lastProvider(), null, custody);
+    }
+
+    /** @return the retry a new owner of the call would send next: the one in flight, or the one after the last */
+    private static int pendingAttempt(RetryCall<?> call) {
+        return call.state() == IN_FLIGHT ? call.attempt() : call.attempt() + 1;
     }
 
     /**
@@ -522,14 +531,7 @@ public final class RetryReference<P> {
         if (!call.end()) {
             return null;
         }
-        Timeout t = call.timeout;
-        if (t != null) {
-            t.cancel();
-        }
-        boolean wasPending = calls.remove(call);
-        if (wasPending) {
-            pending.decrementAndGet();
-        }
+        boolean wasPending = unlist(call);
         Throwable reported = failure;
         if (type == RetryEvent.Type.HANDED_OVER && custody == null) {
             Kept kept = keep(call, attempt);
@@ -664,14 +666,21 @@ public final class RetryReference<P> {
         if (copy == null || !copy.end()) {
             return null;
         }
-        Timeout t = copy.timeout;
+        unlist(copy);
+        return copy;
+    }
+
+    /** An ended call leaves the wheel and the pending calls. @return whether it was pending */
+    private boolean unlist(RetryCall<P> call) {
+        Timeout t = call.timeout;
         if (t != null) {
             t.cancel();
         }
-        if (calls.remove(copy)) {
+        boolean wasPending = calls.remove(call);
+        if (wasPending) {
             pending.decrementAndGet();
         }
-        return copy;
+        return wasPending;
     }
 
     /**
@@ -813,16 +822,8 @@ public final class RetryReference<P> {
             return;
         }
         for (RetryCall<P> call : calls.snapshot()) {
-            byte[] payload = call.unjournaled;
-            while (call.journaled == Journaled.NO && payload != null && call.state() != ENDED) {
-                int pendingAttempt = call.state() == IN_FLIGHT ? call.attempt() : call.attempt() + 1;
-                Appended appended = journal.append(entry(call, payload, pendingAttempt, clockMillis.getAsLong()),
-                        false);
-                if (appended.kind() != Appended.Kind.NOT_WRITTEN) {
-                    call.unjournaled = null;
-                    if (appended.kind() != Appended.Kind.DUPLICATE) {
-                        journaled(call, appended);
-                    }
+            while (call.journaled == Journaled.NO && call.unjournaled != null && call.state() != ENDED) {
+                if (appendAgain(call, pendingAttempt(call))) {
                     break;
                 }
                 if (System.nanoTime() - deadlineNanos >= 0) {
