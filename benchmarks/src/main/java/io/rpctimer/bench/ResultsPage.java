@@ -54,4 +54,19 @@ public final class ResultsPage {
         }
         return page.substring(0, b + begin.length()) + "\n" + tables + page.substring(e);
     }
+
+    /**
+     * Writes a runner's results to {@code <out>/<part>-<mode>[-<label>].json} and prints its tables.
+     *
+     * @return the JSON file written
+     */
+    public static Path write(Path out, String part, String mode, String label, Map<String, Object> results,
+                             Function<List<Map<String, Object>>, String> markdown) throws IOException {
+        Files.createDirectories(out);
+        Path json = out.resolve(part + "-" + mode + (label.isEmpty() ? "" : "-" + label) + ".json");
+        Files.writeString(json, Json.write(results));
+        System.out.println("wrote " + json);
+        System.out.print(markdown.apply(List.of(results)));
+        return json;
+    }
 }

@@ -2,8 +2,8 @@ package io.rpctimer.bench.durable;
 
 import io.rpctimer.bench.BenchArgs;
 import io.rpctimer.bench.ForeignLoadMonitor;
-import io.rpctimer.bench.Json;
 import io.rpctimer.bench.MachineInfo;
+import io.rpctimer.bench.ResultsPage;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,11 +44,7 @@ public final class DurableComparison {
         Path out = Path.of(a.positional(1, "benchmarks/results/durable"));
         String label = a.option("label", "");
         Map<String, Object> results = run(mode, DurableSettings.of(mode, a), Files.createTempDirectory("durable"));
-        Files.createDirectories(out);
-        Path json = out.resolve("durable-" + mode + (label.isEmpty() ? "" : "-" + label) + ".json");
-        Files.writeString(json, Json.write(results));
-        System.out.println("wrote " + json);
-        System.out.print(DurableReport.markdown(List.of(results)));
+        ResultsPage.write(out, "durable", mode, label, results, DurableReport::markdown);
     }
 
     /** Runs every trial; the work directory gets the workers' log. @return the results, for JSON */

@@ -4,8 +4,8 @@ import io.rpctimer.bench.BenchArgs;
 import io.rpctimer.bench.ChildJvm;
 import io.rpctimer.bench.ExecutionLedger;
 import io.rpctimer.bench.ForeignLoadMonitor;
-import io.rpctimer.bench.Json;
 import io.rpctimer.bench.MachineInfo;
+import io.rpctimer.bench.ResultsPage;
 import io.rpctimer.bench.durable.PgServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -75,11 +75,7 @@ public final class MillionSpill {
         Path out = Path.of(a.positional(1, "benchmarks/results/million"));
         String label = a.option("label", "");
         Map<String, Object> results = run(mode, Settings.of(mode, a), Files.createTempDirectory("million"));
-        Files.createDirectories(out);
-        Path json = out.resolve("million-" + mode + (label.isEmpty() ? "" : "-" + label) + ".json");
-        Files.writeString(json, Json.write(results));
-        System.out.println("wrote " + json);
-        System.out.print(MillionReport.markdown(List.of(results)));
+        ResultsPage.write(out, "million", mode, label, results, MillionReport::markdown);
     }
 
     static Map<String, Object> run(String mode, Settings s, Path work) throws Exception {
