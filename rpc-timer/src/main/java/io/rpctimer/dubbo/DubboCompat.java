@@ -3,12 +3,11 @@ package io.rpctimer.dubbo;
 import java.util.concurrent.Executor;
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.serialize.support.DefaultSerializationSelector;
-import org.apache.dubbo.common.threadpool.manager.ExecutorRepository;
+import org.apache.dubbo.common.threadpool.manager.FrameworkExecutorRepository;
 import org.apache.dubbo.remoting.Constants;
 import org.apache.dubbo.remoting.utils.UrlUtils;
 import org.apache.dubbo.rpc.Invocation;
 import org.apache.dubbo.rpc.Invoker;
-import org.apache.dubbo.rpc.model.ApplicationModel;
 
 /**
  * What differs between the Dubbo lines rpc-timer runs on (3.1, 3.2, 3.3), each chosen once, when this class is
@@ -23,8 +22,9 @@ import org.apache.dubbo.rpc.model.ApplicationModel;
  *       {@code serialization}, the default</td><td>{@code serialization}, else the default, as 3.1's
  *       {@code CodecSupport.getSerialization} picks it</td></tr>
  *   <tr><td>"cannot be serialized"</td><td>{@code SerializationException}</td><td>absent: no failure is one</td></tr>
- *   <tr><td>an application's executors</td><td>{@code ExecutorRepository.getInstance(application)}</td>
- *       <td>the application's default {@code ExecutorRepository} extension, as 3.1's {@code AbstractInvoker}</td></tr>
+ *   <tr><td>an async call's callback executor</td><td>always set on the result by dubbo, tri and injvm</td>
+ *       <td>null when the application has no consumer executor (3.1 logs "No available executors"); Dubbo then
+ *       handles replies on the framework's shared executor, and so does {@link #sharedExecutor}</td></tr>
  *   <tr><td>meters</td><td>{@code MetricsGlobalRegistry}</td><td>absent: meters off, one INFO line
  *       ({@link FailbackMeterListener})</td></tr>
  *   <tr><td>QoS commands</td><td>{@code org.apache.dubbo.qos.api.BaseCommand} ({@link FailbackCommand})</td>
@@ -40,9 +40,6 @@ final class DubboCompat {
     static final boolean INVOKED_INVOKERS = hasMethod(Invocation.class, "addInvokedInvoker", Invoker.class);
     /** Whether {@code UrlUtils.serializationOrDefault(URL)} exists (3.2+). */
     static final boolean SERIALIZATION_OR_DEFAULT = hasMethod(UrlUtils.class, "serializationOrDefault", URL.class);
-    /** Whether {@code ExecutorRepository.getInstance(ApplicationModel)} exists (3.2+). */
-    static final boolean EXECUTOR_REPOSITORY_GET_INSTANCE =
-            hasMethod(ExecutorRepository.class, "getInstance", ApplicationModel.class);
     /** Dubbo's "cannot be serialized" exception (3.2+), or null. */
     private static final Class<?> SERIALIZATION_EXCEPTION =
             classOrNull("org.apache.dubbo.common.serialize.SerializationException");
@@ -71,13 +68,13 @@ final class DubboCompat {
         return SERIALIZATION_EXCEPTION != null && SERIALIZATION_EXCEPTION.isInstance(t);
     }
 
-    /** @return the executor Dubbo's protocol invokers complete {@code url}'s async replies on */
-    static Executor consumerExecutor(URL url) {
-        ApplicationModel application = url.getOrDefaultApplicationModel();
-        ExecutorRepository repository = EXECUTOR_REPOSITORY_GET_INSTANCE
-                ? ExecutorRepository.getInstance(application)
-                : application.getExtensionLoader(ExecutorRepository.class).getDefaultExtension();
-        return repository.getExecutor(url);
+    /**
+     * @return the framework's shared executor, where Dubbo handles a reply whose call has no callback executor of its
+     *         own (3.1 without a consumer executor); the same class and method on every supported line
+     */
+    static Executor sharedExecutor(URL url) {
+        return url.getOrDefaultFrameworkModel().getBeanFactory().getBean(FrameworkExecutorRepository.class)
+                .getSharedExecutor();
     }
 
     private static boolean hasMethod(Class<?> type, String name, Class<?>... parameters) {

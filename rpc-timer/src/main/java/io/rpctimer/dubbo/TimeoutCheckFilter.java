@@ -176,12 +176,13 @@ public class TimeoutCheckFilter implements Filter {
 
     /**
      * Where Dubbo completes this call's reply: the executor its invoker gave the result (dubbo, tri and injvm all
-     * set one), else the consumer executor Dubbo's {@code AbstractInvoker} picks for async calls. Null only if
-     * Dubbo has none; the checker then completes on the wheel's executor, as Dubbo's own timer does then.
+     * set one, the consumer executor), else Dubbo's shared executor, where it handles replies that have none (Dubbo
+     * 3.1 when the application has no consumer executor). Never the wheel's executor: a caller's callback that
+     * blocks would hold every other timeout and retry.
      */
     private static Executor callbackExecutor(AsyncRpcResult async, URL url) {
         Executor executor = async.getExecutor();
-        return executor != null ? executor : DubboCompat.consumerExecutor(url);
+        return executor != null ? executor : DubboCompat.sharedExecutor(url);
     }
 
     /** @param url the first call's URL: the module it belongs to gives the wheel back when it is destroyed */

@@ -30,7 +30,6 @@ class DubboSupportTest {
         assertNull(DubboSupport.problem("cluster wheelfailback"));
         assertTrue(DubboCompat.INVOKED_INVOKERS, "Invocation.addInvokedInvoker");
         assertTrue(DubboCompat.SERIALIZATION_OR_DEFAULT, "UrlUtils.serializationOrDefault");
-        assertTrue(DubboCompat.EXECUTOR_REPOSITORY_GET_INSTANCE, "ExecutorRepository.getInstance");
     }
 
     @Test
