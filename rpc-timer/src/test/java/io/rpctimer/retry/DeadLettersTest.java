@@ -69,6 +69,22 @@ class DeadLettersTest {
     }
 
     @Test
+    void aDeadLettersFailureNeverShowsThePasswordTheProvidersMessageCarried() throws Exception {
+        LifecycleRig rig = new LifecycleRig(false, DeadLetterPolicy.defaults());
+        rig.policy = LifecycleRig.policy(1);
+        rig.reference(100, OverflowPolicy.REJECT, RetryBudget.unlimited());
+        rig.admit("d0");
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.lastSent().reply().complete(AttemptResult.failed("p1:20880", new IllegalStateException(
+                "cannot reach jdbc:postgresql://db/orders?user=orders&password=s3cret"), true));
+        rig.run();
+
+        DeadLetter d = dead(rig).list(DeadLetterFilter.all(), 1, 20).letters().get(0);
+        assertEquals("java.lang.IllegalStateException: cannot reach jdbc:postgresql://db/orders?user=orders"
+                + "&password=***", d.lastFailure());
+    }
+
+    @Test
     void aCallWithNoRetryIsNeverADeadLetter() throws Exception {
         LifecycleRig rig = new LifecycleRig(false, DeadLetterPolicy.defaults());
         rig.policy = LifecycleRig.policy(0);
