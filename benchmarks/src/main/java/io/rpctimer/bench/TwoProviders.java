@@ -1,7 +1,7 @@
 package io.rpctimer.bench;
 
 import io.rpctimer.demo.provider.DemoProvider;
-import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
+import io.rpctimer.testkit.EmbeddedZooKeeper;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 

@@ -1,7 +1,6 @@
 package io.rpctimer.chaos;
 
 import io.rpctimer.demo.provider.api.NotificationService;
-import io.rpctimer.demo.provider.support.DubboNode;
 import io.rpctimer.dubbo.WheelFailback;
 import io.rpctimer.dubbo.WheelFailbackCluster;
 import io.rpctimer.faults.ConsumerChild;
@@ -10,6 +9,7 @@ import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryListener;
 import io.rpctimer.retry.RetryStats;
+import io.rpctimer.testkit.DubboNode;
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;

@@ -2,13 +2,13 @@ package io.rpctimer.faults;
 
 import io.rpctimer.demo.consumer.CallerSaw;
 import io.rpctimer.demo.consumer.DemoConsumer;
-import io.rpctimer.demo.provider.support.DubboNode;
 import io.rpctimer.dubbo.WheelFailback;
 import io.rpctimer.retry.LifecycleState;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryListener;
 import io.rpctimer.retry.RetryStats;
+import io.rpctimer.testkit.DubboNode;
 import io.rpctimer.wheel.TimerStats;
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
@@ -24,8 +24,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The consumer process of the crash, restart and fleet scenarios: a separate JVM that {@link ConsumerProcess} starts,

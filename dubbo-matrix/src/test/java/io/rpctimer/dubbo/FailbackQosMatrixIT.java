@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rpctimer.testkit.Ports;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -30,7 +31,7 @@ class FailbackQosMatrixIT {
 
     private static final String APP = "matrix-consumer";
 
-    private final int qosPort = DubboNode.freePort();
+    private final int qosPort = Ports.free();
     private final QosClient qos = new QosClient(qosPort);
     private HangingProviders providers;
     private FrameworkModel framework;
@@ -71,6 +72,7 @@ class FailbackQosMatrixIT {
 
     private GreetingService consumer() {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(200);
         ref.setParameters(new HashMap<>(Map.of("failback.delay", "400", "failback.jitter", "0",

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryListener;
+import io.rpctimer.testkit.DubboLine;
+import io.rpctimer.testkit.DubboNode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -43,14 +45,14 @@ class ConfigFormsIT {
     @BeforeEach
     void start() {
         springModel = FrameworkModel.defaultModel();
-        p1 = DubboNode.provider("p1", s1);
-        p2 = DubboNode.provider("p2", s2);
+        p1 = DubboNode.provider("p1", GreetingService.class, s1);
+        p2 = DubboNode.provider("p2", GreetingService.class, s2);
         // a hang far past the consumers' timeout (2 s: long enough for a loaded machine to answer the retry)
         s1.hangMillis = 60_000;
         s2.hangMillis = 60_000;
         s1.mode = ScriptedGreetingService.Mode.HANG;
         s2.mode = ScriptedGreetingService.Mode.HANG;
-        System.setProperty("providers", "dubbo://127.0.0.1:" + p1.port + ";dubbo://127.0.0.1:" + p2.port);
+        System.setProperty("providers", "dubbo://127.0.0.1:" + p1.protocolPort() + ";dubbo://127.0.0.1:" + p2.protocolPort());
         WheelFailback.addListener(listener);
     }
 
@@ -119,7 +121,7 @@ class ConfigFormsIT {
     void properties() {
         FrameworkModel framework = new FrameworkModel();
         ApplicationModel app = framework.defaultApplication();
-        DubboNode.environment(app).updateAppConfigMap(Map.of(
+        DubboLine.environment(app).updateAppConfigMap(Map.of(
                 "dubbo.application.name", "props-consumer",
                 "dubbo.application.qos-enable", "false",
                 "dubbo.registry.address", "N/A",

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.retry.RetryLifecycle;
+import io.rpctimer.testkit.DubboNode;
+import io.rpctimer.testkit.Ports;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -71,8 +73,8 @@ class ConsoleIT {
 
     @BeforeEach
     void start() {
-        p1 = DubboNode.provider("p1", s1);
-        p2 = DubboNode.provider("p2", s2);
+        p1 = DubboNode.provider("p1", GreetingService.class, s1);
+        p2 = DubboNode.provider("p2", GreetingService.class, s2);
     }
 
     @AfterEach
@@ -88,8 +90,9 @@ class ConsoleIT {
     }
 
     private GreetingService connect() {
-        port = DubboNode.freePort();
+        port = Ports.free();
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(10_000);
         ref.setRetries(1);

@@ -8,6 +8,7 @@ import io.rpctimer.retry.DeadLetterFilter;
 import io.rpctimer.retry.ReplayResult;
 import io.rpctimer.retry.RetryJournalException;
 import io.rpctimer.retry.RetryLifecycle;
+import io.rpctimer.testkit.DubboNode;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -87,11 +88,12 @@ class DeadLetterReplayRateIT {
     @Test
     void aReplayKeepsToThePaceAskedFor() throws Exception {
         Map<String, String> quiet = Map.of("service.filter", "-exception"); // no stack trace per refused call
-        DubboNode p1 = DubboNode.provider("p1", arrivals, null, quiet);
+        DubboNode p1 = DubboNode.provider("p1", GreetingExport.config(arrivals, null, quiet));
         nodes.add(p1);
-        DubboNode p2 = DubboNode.provider("p2", arrivals, null, quiet);
+        DubboNode p2 = DubboNode.provider("p2", GreetingExport.config(arrivals, null, quiet));
         nodes.add(p2);
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(5_000);
         ref.setParameters(new HashMap<>(Map.of("failback.retryon", "all", "retries", "1", "failback.delay", "20",

@@ -9,6 +9,7 @@ import io.rpctimer.dedup.DedupWindows;
 import io.rpctimer.dedup.JdbcDedupStore;
 import io.rpctimer.retry.DeadLetters;
 import io.rpctimer.retry.RetryLifecycle;
+import io.rpctimer.testkit.DubboNode;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -90,8 +91,8 @@ class DeadLettersIT {
         s1.hangMillis = 120_000; // until released: each call runs, late, at one provider
         s2.hangMillis = 120_000;
         Map<String, String> dedup = Map.of("retrydedup", "true", "retrydedup.store", SHARED);
-        p1 = DubboNode.provider("p1", s1, null, dedup);
-        p2 = DubboNode.provider("p2", s2, null, dedup);
+        p1 = DubboNode.provider("p1", GreetingExport.config(s1, null, dedup));
+        p2 = DubboNode.provider("p2", GreetingExport.config(s2, null, dedup));
         GreetingService svc = consumer();
         List<String> ids = IntStream.range(0, CALLS).mapToObj(i -> "dl-" + i).toList();
         for (String id : ids) {
@@ -158,6 +159,7 @@ class DeadLettersIT {
 
     private GreetingService consumer() {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(300);
         ref.setParameters(new HashMap<>(Map.of("failback.delay", "100", "failback.maxdelay", "100",

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryListener;
+import io.rpctimer.testkit.DubboNode;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -46,8 +47,8 @@ class DurableResumeIT {
 
     @BeforeEach
     void start() {
-        p1 = DubboNode.provider("p1", s1);
-        p2 = DubboNode.provider("p2", s2);
+        p1 = DubboNode.provider("p1", GreetingService.class, s1);
+        p2 = DubboNode.provider("p2", GreetingService.class, s2);
         WheelFailback.addListener(listener);
     }
 
@@ -63,6 +64,7 @@ class DurableResumeIT {
 
     private GreetingService connect(Map<String, String> store) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(1_000);
         Map<String, String> params = new HashMap<>(store);

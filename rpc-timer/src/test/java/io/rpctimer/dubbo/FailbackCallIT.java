@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.rpctimer.retry.CallOutcome;
 import io.rpctimer.retry.RetryOutcome;
+import io.rpctimer.testkit.DubboNode;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -42,8 +43,8 @@ class FailbackCallIT {
     void start() {
         s1.hangMillis = 60_000;
         s2.hangMillis = 60_000;
-        p1 = DubboNode.provider("p1", s1);
-        p2 = DubboNode.provider("p2", s2);
+        p1 = DubboNode.provider("p1", GreetingService.class, s1);
+        p2 = DubboNode.provider("p2", GreetingService.class, s2);
     }
 
     @AfterEach
@@ -59,6 +60,7 @@ class FailbackCallIT {
 
     private GreetingService connect(Map<String, String> extra, int timeoutMs) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(timeoutMs);
         Map<String, String> params = new HashMap<>(Map.of("failback.delay", "300", "failback.jitter", "0"));

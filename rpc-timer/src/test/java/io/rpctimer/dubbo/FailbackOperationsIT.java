@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.rpctimer.testkit.Ports;
 import java.time.Duration;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -37,7 +38,7 @@ class FailbackOperationsIT {
     private static final String IFACE = GreetingService.class.getName();
 
     private final PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final int qosPort = DubboNode.freePort();
+    private final int qosPort = Ports.free();
     private final QosClient qos = new QosClient(qosPort);
     private HangingProviders providers;
     private FrameworkModel framework;
@@ -125,6 +126,7 @@ class FailbackOperationsIT {
 
     private GreetingService consumer(Map<String, String> params) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(200);
         ref.setParameters(new java.util.HashMap<>(params));

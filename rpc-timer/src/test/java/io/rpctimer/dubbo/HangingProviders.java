@@ -1,5 +1,6 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.testkit.DubboNode;
 import org.apache.dubbo.config.ReferenceConfig;
 
 /**
@@ -10,8 +11,8 @@ final class HangingProviders implements AutoCloseable {
 
     final ScriptedGreetingService s1 = hanging("p1");
     final ScriptedGreetingService s2 = hanging("p2");
-    final DubboNode p1 = DubboNode.provider("p1", s1);
-    final DubboNode p2 = DubboNode.provider("p2", s2);
+    final DubboNode p1 = DubboNode.provider("p1", GreetingService.class, s1);
+    final DubboNode p2 = DubboNode.provider("p2", GreetingService.class, s2);
 
     private static ScriptedGreetingService hanging(String name) {
         ScriptedGreetingService s = new ScriptedGreetingService(name);
@@ -22,6 +23,7 @@ final class HangingProviders implements AutoCloseable {
 
     /** Points {@code reference} straight at both providers. */
     void aim(ReferenceConfig<GreetingService> reference) {
+        reference.setInterface(GreetingService.class);
         DubboNode.aim(reference, p1, p2);
     }
 

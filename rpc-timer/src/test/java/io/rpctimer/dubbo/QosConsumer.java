@@ -1,5 +1,7 @@
 package io.rpctimer.dubbo;
 
+import io.rpctimer.testkit.DubboLine;
+import io.rpctimer.testkit.Ports;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -21,7 +23,7 @@ import org.apache.dubbo.rpc.model.FrameworkModel;
 final class QosConsumer implements AutoCloseable {
 
     private final FrameworkModel framework = new FrameworkModel();
-    private final int qosPort = DubboNode.freePort();
+    private final int qosPort = Ports.free();
     private final QosClient qos = new QosClient(qosPort);
     /** Null without Micrometer (Dubbo 3.1 has no metrics registry). */
     private final PrometheusScrape scrape;
@@ -29,7 +31,7 @@ final class QosConsumer implements AutoCloseable {
     /** Starts application {@code name} with {@code references}. */
     QosConsumer(String name, ReferenceConfig<?>... references) {
         ApplicationModel app = framework.newApplication();
-        DubboNode.environment(app).updateAppConfigMap(Map.of("dubbo.application.migration.step", "FORCE_INTERFACE"));
+        DubboLine.environment(app).updateAppConfigMap(Map.of("dubbo.application.migration.step", "FORCE_INTERFACE"));
         scrape = FailbackMeterListener.micrometerPresent() ? new PrometheusScrape(app) : null;
         DubboBootstrap bootstrap = DubboBootstrap.getInstance(app).application(QosClient.application(name, qosPort))
                 .registry(new RegistryConfig(RegistryConfig.NO_AVAILABLE));

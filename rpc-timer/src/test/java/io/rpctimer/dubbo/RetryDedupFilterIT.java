@@ -10,6 +10,7 @@ import io.rpctimer.dedup.DedupStats;
 import io.rpctimer.dedup.DedupWindows;
 import io.rpctimer.dedup.JdbcDedupStore;
 import io.rpctimer.retry.RetryStats;
+import io.rpctimer.testkit.DubboNode;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -78,7 +79,7 @@ class RetryDedupFilterIT {
     }
 
     private DubboNode provider(String name, GreetingService impl, Map<String, String> parameters) {
-        DubboNode n = DubboNode.provider(name, impl, null, parameters);
+        DubboNode n = DubboNode.provider(name, GreetingExport.config(impl, null, parameters));
         nodes.add(n);
         return n;
     }
@@ -92,6 +93,7 @@ class RetryDedupFilterIT {
     /** A plain reference (failfast, no retries, no retry.id of its own) straight to one provider. */
     private GreetingService direct(DubboNode provider, int timeoutMs) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster("failfast");
         ref.setTimeout(timeoutMs);
         nodes.add(DubboNode.consumer("c" + nodes.size(), ref, provider));
@@ -116,6 +118,7 @@ class RetryDedupFilterIT {
         DubboNode p1 = provider("p1", s1, params);
         DubboNode p2 = provider("p2", s2, params);
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(300);
         ref.setParameters(new HashMap<>(Map.of("failback.delay", "200", "failback.maxdelay", "800",
@@ -295,7 +298,7 @@ class RetryDedupFilterIT {
     void badValues_failTheExportNamingKeyAndValue() {
         Function<Map<String, String>, String> export = params -> {
             RuntimeException e = assertThrows(RuntimeException.class,
-                    () -> DubboNode.provider("bad", new ScriptedGreetingService("bad"), null, params));
+                    () -> DubboNode.provider("bad", GreetingExport.config(new ScriptedGreetingService("bad"), null, params)));
             for (Throwable c = e; c != null; c = c.getCause()) {
                 if (c instanceof IllegalArgumentException && c.getMessage().startsWith("retrydedup: ")) {
                     return c.getMessage();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryListener;
+import io.rpctimer.testkit.DubboNode;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -69,10 +70,10 @@ class SlowRetryIsolationIT {
 
     @Test
     void referenceBlockedInActiveLimitFilter_doesNotDelayAnotherReferencesRetry() {
-        DubboNode pa1 = start(DubboNode.provider("pa1", a1));
-        DubboNode pa2 = start(DubboNode.provider("pa2", a2));
-        DubboNode pb1 = start(DubboNode.provider("pb1", b1, "b"));
-        DubboNode pb2 = start(DubboNode.provider("pb2", b2, "b"));
+        DubboNode pa1 = start(DubboNode.provider("pa1", GreetingService.class, a1));
+        DubboNode pa2 = start(DubboNode.provider("pa2", GreetingService.class, a2));
+        DubboNode pb1 = start(DubboNode.provider("pb1", GreetingExport.config(b1, "b", Map.of())));
+        DubboNode pb2 = start(DubboNode.provider("pb2", GreetingExport.config(b2, "b", Map.of())));
         ReferenceConfig<GreetingService> refA = reference(A_TIMEOUT_MS, A_RETRY_DELAY_MS);
         refA.setActives(1);
         DubboNode.aim(refA, pa1, pa2);
@@ -127,6 +128,7 @@ class SlowRetryIsolationIT {
 
     private static ReferenceConfig<GreetingService> reference(int timeoutMs, int retryDelayMs) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(timeoutMs);
         ref.setParameters(new HashMap<>(Map.of("failback.delay", String.valueOf(retryDelayMs),

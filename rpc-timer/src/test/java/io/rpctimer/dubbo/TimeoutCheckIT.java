@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rpctimer.testkit.DubboLine;
+import io.rpctimer.testkit.DubboNode;
 import io.rpctimer.wheel.SharedWheelTimer;
 import io.rpctimer.wheel.TimerStats;
 import java.util.ArrayDeque;
@@ -78,7 +80,7 @@ class TimeoutCheckIT {
     void responseAttachmentsReachASyncCallerAsWithoutTheFilter(boolean timeoutcheck) {
         // Dubbo 3.1 keeps one context for both sides' response attachments: a nested call overwrites what B set
         // before it, with or without the filter. Dubbo 3.2 split it in two
-        Assumptions.assumeTrue(DubboNode.hasMethod(RpcContext.class, "getServerResponseContext"),
+        Assumptions.assumeTrue(DubboLine.hasMethod(RpcContext.class, "getServerResponseContext"),
                 "Dubbo 3.2 and later keep a provider's response attachments apart from its calls' replies");
         DubboNode c = provider("c", new Greeter() {
             @Override
@@ -123,13 +125,14 @@ class TimeoutCheckIT {
     }
 
     private DubboNode provider(String name, GreetingService impl) {
-        DubboNode n = DubboNode.provider(name, impl);
+        DubboNode n = DubboNode.provider(name, GreetingService.class, impl);
         nodes.push(n);
         return n;
     }
 
     private GreetingService reference(String name, Map<String, String> params, DubboNode provider) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setTimeout(10_000);
         ref.setParameters(new HashMap<>(params));
         nodes.push(DubboNode.consumer(name, ref, provider));

@@ -10,6 +10,7 @@ import io.rpctimer.retry.InMemoryRetryStore;
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryListener;
 import io.rpctimer.retry.RetryStore;
+import io.rpctimer.testkit.DubboNode;
 import io.rpctimer.wheel.TimerStats;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,8 +60,8 @@ class WheelFailbackIT {
     void start() {
         s1.hangMillis = HANG_MS;
         s2.hangMillis = HANG_MS;
-        p1 = DubboNode.provider("p1", s1);
-        p2 = DubboNode.provider("p2", s2);
+        p1 = DubboNode.provider("p1", GreetingService.class, s1);
+        p2 = DubboNode.provider("p2", GreetingService.class, s2);
         WheelFailback.addListener(listener);
         previousStore = WheelFailback.retryStore();
         WheelFailback.setRetryStore(store);
@@ -85,6 +86,7 @@ class WheelFailbackIT {
 
     private GreetingService connect(Map<String, String> params, int timeoutMs) {
         ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+        ref.setInterface(GreetingService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(timeoutMs);
         ref.setParameters(new HashMap<>(params));
@@ -161,8 +163,8 @@ class WheelFailbackIT {
             assertNull(reply.get(15, TimeUnit.SECONDS));
             return !of(RetryEvent.Type.SCHEDULED).isEmpty();
         });
-        p1 = DubboNode.provider("p1", s1); // so that stop() has something to close
-        p2 = DubboNode.provider("p2", s2);
+        p1 = DubboNode.provider("p1", GreetingService.class, s1); // so that stop() has something to close
+        p2 = DubboNode.provider("p2", GreetingService.class, s2);
     }
 
     /**
@@ -197,7 +199,7 @@ class WheelFailbackIT {
         // well before the hung calls return: no retry waited behind them
         await().atMost(Duration.ofMillis(HANG_MS / 2)).until(() -> of(RetryEvent.Type.DELIVERED).size()
                 == failedBack.get());
-        assertTrue(of(RetryEvent.Type.DELIVERED).stream().allMatch(e -> e.provider().endsWith(":" + p2.port)),
+        assertTrue(of(RetryEvent.Type.DELIVERED).stream().allMatch(e -> e.provider().endsWith(":" + p2.protocolPort())),
                 "every retry avoided the hanging provider");
         TimerStats wheel = WheelFailback.wheelStats().orElseThrow();
         // a worker that waited on a send would lag by a timeout or a hang; a loaded machine delays a wake-up less

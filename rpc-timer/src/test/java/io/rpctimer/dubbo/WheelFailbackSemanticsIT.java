@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.retry.RetryEvent;
 import io.rpctimer.retry.RetryListener;
+import io.rpctimer.testkit.DubboNode;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,10 +51,11 @@ class WheelFailbackSemanticsIT {
 
     private LedgerService connect(String name, DubboNode... providers) {
         ReferenceConfig<LedgerService> ref = new ReferenceConfig<>();
+        ref.setInterface(LedgerService.class);
         ref.setCluster(WheelFailbackCluster.NAME);
         ref.setTimeout(5_000);
         ref.setParameters(Map.of("retries", "2", "failback.delay", "100"));
-        nodes.add(DubboNode.consumer(name, LedgerService.class, ref, providers));
+        nodes.add(DubboNode.consumer(name, ref, providers));
         return ref.get();
     }
 

@@ -7,7 +7,7 @@ import io.rpctimer.bench.MachineInfo;
 import io.rpctimer.bench.TwoProviders;
 import io.rpctimer.demo.provider.DemoProvider;
 import io.rpctimer.demo.provider.api.NotificationService;
-import io.rpctimer.demo.provider.support.DubboNode;
+import io.rpctimer.testkit.DubboNode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

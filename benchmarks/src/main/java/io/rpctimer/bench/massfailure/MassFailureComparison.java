@@ -5,7 +5,7 @@ import io.rpctimer.bench.Figures;
 import io.rpctimer.bench.ForeignLoadMonitor;
 import io.rpctimer.bench.Json;
 import io.rpctimer.bench.MachineInfo;
-import io.rpctimer.demo.provider.support.DubboNode;
+import io.rpctimer.testkit.DubboNode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

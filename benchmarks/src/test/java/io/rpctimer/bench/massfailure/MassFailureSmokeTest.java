@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rpctimer.bench.BenchArgs;
 import io.rpctimer.bench.Json;
 import io.rpctimer.bench.MachineInfo;
-import io.rpctimer.demo.provider.support.DubboNode;
+import io.rpctimer.testkit.DubboNode;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,18 +1,18 @@
 package io.rpctimer.demo.consumer;
 
-import io.rpctimer.demo.provider.support.DubboNode;
+import io.rpctimer.testkit.DubboNode;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * The standalone demo consumer: sends calls on {@code cluster=wheelfailback} to the demo providers registered in an

@@ -1,13 +1,12 @@
 package io.rpctimer.demo.consumer;
 
-import io.rpctimer.demo.provider.support.DubboNode;
+import io.rpctimer.testkit.DubboNode;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.Supplier;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -15,6 +14,7 @@ import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * The one-command demo: {@code java -jar demo-consumer-<version>-all.jar [--scenario NAME]}. Starts an embedded

@@ -1,12 +1,12 @@
 package io.rpctimer.demo.consumer;
 
-import io.rpctimer.demo.provider.DemoProvider;
-import io.rpctimer.demo.provider.api.NotificationService;
-import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
 import io.rpctimer.dedup.DedupStats;
 import io.rpctimer.dedup.DedupWindows;
 import io.rpctimer.dedup.JdbcDedupStore;
+import io.rpctimer.demo.provider.DemoProvider;
+import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.dubbo.RetryDedupFilter;
+import io.rpctimer.testkit.EmbeddedZooKeeper;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

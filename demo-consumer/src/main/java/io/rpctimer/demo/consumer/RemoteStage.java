@@ -2,7 +2,7 @@ package io.rpctimer.demo.consumer;
 
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.demo.provider.api.ProviderControl;
-import io.rpctimer.demo.provider.support.DubboNode;
+import io.rpctimer.testkit.DubboNode;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.demo.provider.DemoProvider;
-import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
-import io.rpctimer.demo.provider.support.Ports;
+import io.rpctimer.testkit.EmbeddedZooKeeper;
+import io.rpctimer.testkit.Ports;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

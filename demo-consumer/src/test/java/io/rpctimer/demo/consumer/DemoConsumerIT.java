@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.demo.provider.DemoProvider;
-import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
+import io.rpctimer.testkit.EmbeddedZooKeeper;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

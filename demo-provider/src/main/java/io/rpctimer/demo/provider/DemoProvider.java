@@ -5,10 +5,10 @@ import io.rpctimer.demo.provider.api.ProviderControl;
 import io.rpctimer.demo.provider.fault.FaultFilter;
 import io.rpctimer.demo.provider.fault.FaultInjector;
 import io.rpctimer.demo.provider.ledger.CallLedger;
-import io.rpctimer.demo.provider.support.DubboNode;
 import io.rpctimer.demo.provider.support.Durations;
-import io.rpctimer.demo.provider.support.Loopback;
-import io.rpctimer.demo.provider.support.Ports;
+import io.rpctimer.testkit.DubboNode;
+import io.rpctimer.testkit.Loopback;
+import io.rpctimer.testkit.Ports;
 
 import org.apache.dubbo.config.ServiceConfig;
 

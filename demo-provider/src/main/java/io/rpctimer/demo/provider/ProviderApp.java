@@ -2,10 +2,10 @@ package io.rpctimer.demo.provider;
 
 import io.rpctimer.demo.provider.ledger.CallOutcome;
 import io.rpctimer.demo.provider.ledger.CallRecord;
-import io.rpctimer.demo.provider.support.DubboNode;
 import io.rpctimer.demo.provider.support.Durations;
-import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
-import io.rpctimer.demo.provider.support.Ports;
+import io.rpctimer.testkit.DubboNode;
+import io.rpctimer.testkit.EmbeddedZooKeeper;
+import io.rpctimer.testkit.Ports;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -23,12 +23,12 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * Runs one demo provider from a terminal: {@code java -jar demo-provider-<version>-all.jar --embedded-zk --name p1}.

@@ -6,9 +6,9 @@ import io.rpctimer.demo.provider.api.NotificationRejectedException;
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.demo.provider.api.ProviderControl;
 import io.rpctimer.demo.provider.ledger.LedgerSnapshot;
-import io.rpctimer.demo.provider.support.DubboNode;
-import io.rpctimer.demo.provider.support.EmbeddedZooKeeper;
-import io.rpctimer.demo.provider.support.Ports;
+import io.rpctimer.testkit.DubboNode;
+import io.rpctimer.testkit.EmbeddedZooKeeper;
+import io.rpctimer.testkit.Ports;
 
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.config.ServiceConfig;

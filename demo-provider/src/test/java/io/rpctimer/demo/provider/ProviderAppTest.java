@@ -4,7 +4,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rpctimer.demo.provider.support.Ports;
+import io.rpctimer.testkit.Ports;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

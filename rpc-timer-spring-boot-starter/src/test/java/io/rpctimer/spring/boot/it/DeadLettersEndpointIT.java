@@ -30,9 +30,9 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The dead letters through the Actuator ({@code /actuator/failback/dead}) of a consumer Spring Boot application over
- * real Dubbo RPC and a ZooKeeper (Curator's {@code TestingServer}): with no provider, calls are abandoned after their
- * one retry and kept (in memory); they are listed and shown; bad requests are refused in the QoS command's words; once
- * a provider is up, one replayed over HTTP is delivered, and the rest are purged.
+ * real Dubbo RPC and a ZooKeeper (the test kit's {@code EmbeddedZooKeeper}): with no provider, calls are abandoned
+ * after their one retry and kept (in memory); they are listed and shown; bad requests are refused in the QoS command's
+ * words; once a provider is up, one replayed over HTTP is delivered, and the rest are purged.
  */
 @ExtendWith(InfrastructureExtension.class)
 @SpringBootTest(classes = TestApps.Consumer.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)

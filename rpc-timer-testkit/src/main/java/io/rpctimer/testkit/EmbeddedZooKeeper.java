@@ -1,4 +1,4 @@
-package io.rpctimer.demo.provider.support;
+package io.rpctimer.testkit;
 
 import org.apache.zookeeper.server.embedded.ExitHandler;
 import org.apache.zookeeper.server.embedded.ZooKeeperServerEmbedded;
@@ -12,7 +12,7 @@ import java.util.Properties;
 import java.util.stream.Stream;
 
 /**
- * A standalone ZooKeeper server inside this JVM, for the demo and for tests: listens on 127.0.0.1 only, on a free
+ * A standalone ZooKeeper server inside this JVM, for demos and tests: listens on 127.0.0.1 only, on a free
  * port, admin server off, data in a temporary directory that {@link #close()} deletes.
  *
  * <pre>{@code
@@ -22,8 +22,10 @@ import java.util.stream.Stream;
  * }
  * }</pre>
  *
- * <p>Needs {@code io.dropwizard.metrics:metrics-core} and {@code org.xerial.snappy:snappy-java} on the class path at
- * run time (ZooKeeper declares them {@code provided}); this module brings both.
+ * <p>The kit declares ZooKeeper {@code provided}: whoever starts one brings {@code org.apache.zookeeper:zookeeper}, and
+ * at run time {@code io.dropwizard.metrics:metrics-core} and {@code org.xerial.snappy:snappy-java} (ZooKeeper declares
+ * them {@code provided}). A Dubbo node that registers there also needs Curator ({@code curator-framework},
+ * {@code curator-x-discovery}).
  *
  * <p>Caveat: ZooKeeper turns unknown configuration keys into JVM-wide system properties, so starting one sets
  * {@code zookeeper.admin.enableServer=false} for the whole JVM.
@@ -61,7 +63,7 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
                 ZooKeeperServerEmbedded server = ZooKeeperServerEmbedded.builder()
                         .baseDir(dir)
                         .configuration(config(port))
-                        .exitHandler(ExitHandler.LOG_ONLY) // never System.exit() the demo's JVM
+                        .exitHandler(ExitHandler.LOG_ONLY) // never System.exit() the caller's JVM
                         .build();
                 server.start(START_TIMEOUT_MILLIS);
                 return new EmbeddedZooKeeper(server, dir, port);

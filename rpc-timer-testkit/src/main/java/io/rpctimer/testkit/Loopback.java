@@ -1,4 +1,4 @@
-package io.rpctimer.demo.provider.support;
+package io.rpctimer.testkit;
 
 import org.apache.dubbo.common.utils.NetUtils;
 
@@ -8,7 +8,7 @@ import java.net.InetAddress;
 /**
  * Keeps every Dubbo address in this JVM on 127.0.0.1.
  *
- * <p>Dubbo 3.3.6 treats every {@code 127.*} host as "invalid" ({@code NetUtils.isInvalidLocalHost}) and replaces it with
+ * <p>Dubbo 3.3 treats every {@code 127.*} host as "invalid" ({@code NetUtils.isInvalidLocalHost}) and replaces it with
  * {@code NetUtils.getLocalHost()}, the first non-loopback interface: a consumer asked for {@code dubbo://127.0.0.1:p}
  * connects to {@code <nic>:p}, and a provider with protocol host 127.0.0.1 registers {@code <nic>}. {@link #force()}
  * pre-seeds NetUtils' two private caches so that {@code getLocalHost()} answers 127.0.0.1 everywhere.
@@ -19,7 +19,7 @@ import java.net.InetAddress;
  * <p>Thread-safe and idempotent.
  */
 public final class Loopback {
-    /** The only host this demo uses. */
+    /** The only host the kit uses. */
     public static final String HOST = "127.0.0.1";
 
     private Loopback() {}

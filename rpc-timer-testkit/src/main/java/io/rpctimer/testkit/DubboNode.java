@@ -1,4 +1,4 @@
-package io.rpctimer.demo.provider.support;
+package io.rpctimer.testkit;
 
 import org.apache.dubbo.common.constants.CommonConstants;
 import org.apache.dubbo.config.ApplicationConfig;
@@ -20,18 +20,25 @@ import java.util.regex.Pattern;
 /**
  * One Dubbo "process" inside this JVM: its own {@link FrameworkModel}, that model's default {@link ApplicationModel},
  * and its {@link DubboBootstrap}, with settings that start and stop fast on 127.0.0.1. Several nodes (providers and
- * consumers) can live in one JVM.
+ * consumers) can live in one JVM. Runs on Dubbo 3.1, 3.2 and 3.3 ({@link DubboLine}).
  *
+ * <h3>Two ways to wire nodes</h3>
+ * <b>Direct URLs</b>, no registry: the shortcuts start a node at once.
+ * <pre>{@code
+ * DubboNode p1 = DubboNode.provider("p1", GreetingService.class, impl1);   // free port, started
+ * DubboNode p2 = DubboNode.provider("p2", GreetingService.class, impl2);
+ * ReferenceConfig<GreetingService> ref = new ReferenceConfig<>();
+ * ref.setInterface(GreetingService.class);
+ * ref.setCluster("wheelfailback");
+ * DubboNode consumer = DubboNode.consumer("consumer", ref, p1, p2);      // url = both providers, started
+ * GreetingService svc = ref.get();
+ * }</pre>
+ * <b>A registry</b> (e.g. an {@link EmbeddedZooKeeper}): create, configure, start.
  * <pre>{@code
  * DubboNode provider = DubboNode.create("p1", zk.registryAddress()).protocolPort(Ports.free()).service(sc).start();
- * ReferenceConfig<NotificationService> ref = new ReferenceConfig<>();
- * ref.setInterface(NotificationService.class);
  * DubboNode consumer = DubboNode.create("consumer", zk.registryAddress()).reference(ref).start();
- * NotificationService svc = ref.get();
- * ...
- * consumer.close();
- * provider.close();
  * }</pre>
+ * Close every node ({@link #close()}), consumers first.
  *
  * <h3>Settings</h3>
  * QoS off (no port 22222 clash between nodes), {@code register-mode=interface}, {@code metadata-type=local}, no
@@ -44,8 +51,9 @@ import java.util.regex.Pattern;
  *
  * <h3>Lifecycle</h3>
  * {@link #create} builds the models; configure, then {@link #start()}; {@link #close()} stops the application and
- * destroys the framework (its protocol servers and client connections). A provider's port is released about 0.1 to
- * 0.5 s after {@code close()} returns.
+ * destroys the framework (its protocol servers and client connections). A start that fails closes the node, so a
+ * refused export leaves no server behind. A provider's port is released about 0.1 to 0.5 s after {@code close()}
+ * returns.
  *
  * <h3>JVM shutdown hooks</h3>
  * Dubbo registers one JVM shutdown hook per application. A program that stops nodes and a ZooKeeper in its own hook
@@ -104,6 +112,92 @@ public final class DubboNode implements AutoCloseable {
                     "registryAddress: \"" + registryAddress + "\" (expected: e.g. zookeeper://127.0.0.1:2181)");
         }
         return new DubboNode(name, registryAddress);
+    }
+
+    /**
+     * Starts a provider without registry that exports {@code impl} on a free port; reach it with
+     * {@link #aim} or {@link #consumer(String, ReferenceConfig, DubboNode...)}.
+     *
+     * @param name the application name, as for {@link #create}
+     * @param type the service interface
+     * @param impl the implementation
+     * @param <S> the service type
+     * @return the running node
+     * @throws IllegalArgumentException if the name is malformed
+     * @throws IllegalStateException if Dubbo cannot export (the node is closed then)
+     */
+    public static <S> DubboNode provider(String name, Class<S> type, S impl) {
+        ServiceConfig<S> service = new ServiceConfig<>();
+        service.setInterface(type);
+        service.setRef(impl);
+        return provider(name, service);
+    }
+
+    /**
+     * Starts a provider without registry that exports {@code service} (with its version, parameters, ...) on a free
+     * port.
+     *
+     * @param name the application name, as for {@link #create}
+     * @param service a new, unexported config with its interface and implementation set
+     * @return the running node
+     * @throws IllegalArgumentException if the name is malformed
+     * @throws RuntimeException whatever Dubbo throws when it refuses the export (the node is closed then)
+     */
+    public static DubboNode provider(String name, ServiceConfig<?> service) {
+        return create(name, null).protocolPort(Ports.free()).service(service).start();
+    }
+
+    /**
+     * Starts a consumer without registry whose {@code reference} goes straight to {@code providers} ({@link #aim}).
+     * Call {@code reference.get()} afterwards.
+     *
+     * @param name the application name, as for {@link #create}
+     * @param reference a new config with its interface set
+     * @param providers running providers of that interface; two or more for the cluster to choose between them
+     * @return the running node
+     * @throws IllegalArgumentException if the name is malformed, the reference has no interface or no provider is
+     *         given
+     */
+    public static DubboNode consumer(String name, ReferenceConfig<?> reference, DubboNode... providers) {
+        aim(reference, providers);
+        return consumer(name, List.of(reference));
+    }
+
+    /**
+     * Starts a consumer without registry of several references, each already {@link #aim aimed} at its providers.
+     *
+     * @param name the application name, as for {@link #create}
+     * @param references new configs
+     * @return the running node
+     * @throws IllegalArgumentException if the name is malformed
+     */
+    public static DubboNode consumer(String name, List<? extends ReferenceConfig<?>> references) {
+        DubboNode node = create(name, null);
+        references.forEach(node::reference);
+        return node.start();
+    }
+
+    /**
+     * Points {@code reference} straight at {@code providers}: its URL becomes their {@link #url()}s, separated by
+     * {@code ;}, and {@code check} false.
+     *
+     * @param reference a config with its interface set, not referred yet
+     * @param providers nodes with a protocol port
+     * @throws IllegalArgumentException if the reference has no interface, no provider is given, or one has no port
+     */
+    public static void aim(ReferenceConfig<?> reference, DubboNode... providers) {
+        if (reference.getInterface() == null) {
+            throw new IllegalArgumentException("reference: no interface (expected: setInterface(...) first)");
+        }
+        if (providers.length == 0) {
+            throw new IllegalArgumentException("providers: 0 (expected: >= 1)");
+        }
+        StringBuilder urls = new StringBuilder();
+        for (DubboNode p : providers) {
+            urls.append(urls.length() == 0 ? "" : ";").append(p.url());
+        }
+        reference.setUrl(urls.toString());
+        reference.setCheck(false);
     }
 
     /**
@@ -186,11 +280,11 @@ public final class DubboNode implements AutoCloseable {
 
     /**
      * Starts the node: binds the protocol port (if any), exports and registers services, refers references. Blocks
-     * until done.
+     * until done. If Dubbo fails, the node is closed and the failure rethrown.
      *
      * @return this
-     * @throws IllegalStateException if already started or closed, if services were added without a protocol port,
-     *         or if Dubbo cannot start (e.g. registry down)
+     * @throws IllegalStateException if already started or closed, or if services were added without a protocol port
+     * @throws RuntimeException whatever Dubbo throws when it cannot start (e.g. registry down, export refused)
      */
     public synchronized DubboNode start() {
         checkNotStarted();
@@ -198,16 +292,21 @@ public final class DubboNode implements AutoCloseable {
             throw new IllegalStateException("node " + name + ": services need a protocolPort(port)");
         }
         started = true;
-        application.modelEnvironment().updateAppConfigMap(new HashMap<>(properties));
-        bootstrap.application(applicationConfig()).registry(registryConfig());
-        if (protocolPort > 0) {
-            ProtocolConfig protocol = new ProtocolConfig(PROTOCOL, protocolPort);
-            protocol.setHost(Loopback.HOST);
-            bootstrap.protocol(protocol);
+        try {
+            DubboLine.environment(application).updateAppConfigMap(new HashMap<>(properties));
+            bootstrap.application(applicationConfig()).registry(registryConfig());
+            if (protocolPort > 0) {
+                ProtocolConfig protocol = new ProtocolConfig(PROTOCOL, protocolPort);
+                protocol.setHost(Loopback.HOST);
+                bootstrap.protocol(protocol);
+            }
+            services.forEach(bootstrap::service);
+            references.forEach(bootstrap::reference);
+            bootstrap.start();
+        } catch (RuntimeException | Error e) {
+            close();
+            throw e;
         }
-        services.forEach(bootstrap::service);
-        references.forEach(bootstrap::reference);
-        bootstrap.start();
         return this;
     }
 
@@ -271,6 +370,17 @@ public final class DubboNode implements AutoCloseable {
     /** @return the protocol port, or -1 if the node exports nothing */
     public synchronized int protocolPort() {
         return protocolPort;
+    }
+
+    /**
+     * @return {@code dubbo://127.0.0.1:<port>}, the URL a reference uses to reach this provider directly
+     * @throws IllegalStateException if the node has no protocol port
+     */
+    public synchronized String url() {
+        if (protocolPort < 0) {
+            throw new IllegalStateException("node " + name + ": no protocolPort (a consumer has no URL)");
+        }
+        return PROTOCOL + "://" + Loopback.HOST + ":" + protocolPort;
     }
 
     /** @return the node's framework model */

@@ -1,4 +1,4 @@
-package io.rpctimer.demo.provider.support;
+package io.rpctimer.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package io.rpctimer.demo.provider.support;
+package io.rpctimer.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

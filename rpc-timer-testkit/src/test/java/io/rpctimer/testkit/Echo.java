@@ -1,0 +1,6 @@
+package io.rpctimer.testkit;
+
+/** The service the kit's own tests export. */
+public interface Echo {
+    String echo(String text);
+}
