@@ -20,7 +20,9 @@ import java.util.TreeSet;
  *   <li>{@code ran twice}: a call ran to completion more than once at the providers, every run claimed by
  *       {@code retrydedup} and marked done (runs the store could not claim or mark done are counted apart: a store
  *       outage costs deduplication by design);</li>
- *   <li>{@code told rejected, yet ran}: the caller was told REJECTED (or got an error) and the call ran;</li>
+ *   <li>{@code told rejected, yet ran}: the caller was told REJECTED (or got an error) and a retry of the call ran
+ *       (the first attempt of a call whose caller got a timeout may have run: that is the first attempt's own
+ *       fate, as for any RPC timeout, counted apart);</li>
  *   <li>{@code told delivered, never ran}: the handle said DELIVERED and no provider ran it;</li>
  *   <li>{@code double sends}: one attempt ({@code service, retry.id, retry.attempt}) reached the providers from two
  *       instances, counted from what arrived, before deduplication;</li>
@@ -121,7 +123,10 @@ final class FleetCheck {
         if (call.accepted()) {
             accepted(call, executed, abandoned, example);
         } else if (call.told != null && executed > 0) {
-            finding("told rejected, yet ran").add(example);
+            boolean retryRan = runs.stream().anyMatch(r -> r.executed() && r.received().attempt() > 0);
+            finding(retryRan ? "told rejected, yet ran"
+                    : "told rejected or an error, its first attempt ran (a timeout the provider finished)")
+                    .add(example);
         }
         if ("DELIVERED".equals(call.outcome) && deliveries == 0) {
             finding("told delivered, never ran").add(example);

@@ -45,6 +45,19 @@ class FleetCheckTest {
     }
 
     @Test
+    void aRejectedCallWhoseRetryRanIsAViolation_butOneWhoseTimedOutFirstAttemptRanIsNot() throws Exception {
+        arrived(1, "a", 0, "c1.1", VerdictStore.Verdict.CLAIMED); // the caller timed out; the provider finished it
+        arrived(2, "b", 0, "c1.1", VerdictStore.Verdict.IN_PROGRESS);
+        arrived(3, "b", 1, "c1.1", VerdictStore.Verdict.CLAIMED);
+        FleetCheck c = check(List.of(records("c1.1", null, "S a ORDERS send a", "T a REJECTED",
+                "S b ORDERS send b", "T b REJECTED")), Map.of());
+
+        assertEquals(Map.of("told rejected, yet ran", 1L), c.violations());
+        assertEquals(1, c.findings().get("told rejected or an error, its first attempt ran (a timeout the provider"
+                + " finished)").count);
+    }
+
+    @Test
     void anAbandonedCallReportedByAnAdopterIsNotLost() throws Exception {
         FleetCheck c = check(List.of(records("c1.1", "KILLED", "S a ORDERS send a", "T a FAILED_BACK"),
                 records("c2.1", null, "E ABANDONED NotificationService send a 8")), Map.of());

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -21,7 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Scenario 12 (the journal's database is down under a Dubbo consumer, then back): a consumer process on a PostgreSQL
- * journal ({@code failback.store=jdbc}); every provider fails every call. 200 calls fail back and are journaled; then
+ * journal ({@code failback.store=jdbc}) that keeps in memory what the journal refuses
+ * ({@code failback.store.down=memory}; by default such a call is rejected, its caller told); every provider fails
+ * every call. 200 calls fail back and are journaled; then
  * PostgreSQL stops, and 200 more calls fail back. The journal's failures change nothing a caller sees: every caller
  * still gets the failback result at once, and the calls the journal cannot take are kept in memory (a WARN in the
  * log and the {@code journalFailures} counter). The providers recover while the database is still down: the 200
@@ -47,7 +50,7 @@ class JournalDownFaultIT {
              ZooKeeperRig zk = ZooKeeperRig.single(); ProviderGroup providers = ProviderGroup.startFailing(zk, 2);
              SleeperLag sleeper = SleeperLag.start();
              ConsumerProcess c = ConsumerProcess.start("jdown", zk.registryAddress(), "jdown", EACH, "jdown-1",
-                     ConsumerFleetFaultIT.jdbcParameters(postgres.jdbcUrl()))) {
+                     keepInMemoryWhenDown(ConsumerFleetFaultIT.jdbcParameters(postgres.jdbcUrl())))) {
             String sentBefore = c.awaitLine("SENT_ALL jdown-1", Duration.ofSeconds(90));
             long failuresBefore = c.maxStat("journalFailures");
             postgres.stop();
@@ -111,6 +114,12 @@ class JournalDownFaultIT {
                                 assertEquals(List.of(), account.severalOutcomesInOneProcess(), "several outcomes");
                             });
         }
+    }
+
+    private static Map<String, String> keepInMemoryWhenDown(Map<String, String> params) {
+        Map<String, String> out = new HashMap<>(params);
+        out.put("failback.store.down", "memory");
+        return out;
     }
 
     private static List<String> ids(String prefix) {

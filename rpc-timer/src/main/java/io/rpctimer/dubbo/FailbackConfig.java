@@ -4,6 +4,7 @@ import io.rpctimer.retry.OverflowPolicy;
 import io.rpctimer.retry.RetryBudget;
 import io.rpctimer.retry.RetryOn;
 import io.rpctimer.retry.RetryPolicy;
+import io.rpctimer.retry.StoreDownPolicy;
 import io.rpctimer.wheel.Ticker;
 import java.lang.reflect.Method;
 import java.util.HashMap;
@@ -23,7 +24,7 @@ import org.apache.dubbo.common.URL;
  *
  * <p>Keys (per service, or per method as {@code <method>.<key>}, e.g. from {@code <dubbo:method>}):
  * {@value #RETRIES}, {@value #DELAY}, {@value #MULTIPLIER}, {@value #MAX_DELAY}, {@value #JITTER},
- * {@value #RETRY_ON}, {@value #OVERFLOW}; and per service only, as in Dubbo, {@value #FAILBACK_TASKS}, and
+ * {@value #RETRY_ON}, {@value #OVERFLOW}, {@value #STORE_DOWN}; and per service only, as in Dubbo, {@value #FAILBACK_TASKS}, and
  * {@value #BUDGET_RATIO}, {@value #BUDGET_MIN_RATE}.
  *
  * <p><b>Threading:</b> immutable, thread-safe.
@@ -52,6 +53,12 @@ final class FailbackConfig {
      * with a journal: the call is kept in the journal and put on the wheel when room frees).
      */
     static final String OVERFLOW = "failback.overflow";
+    /**
+     * When the journal refuses a failed call's append (its database down): reject (the caller gets an RpcException,
+     * default: a call a caller was told is taken survives a crash) or memory (the call goes on in memory and is
+     * journaled once the store works; a crash before then loses it).
+     */
+    static final String STORE_DOWN = "failback.store.down";
 
     /**
      * Per service: tokens a successful first attempt deposits in the reference's retry budget, i.e. the most retries
@@ -66,7 +73,8 @@ final class FailbackConfig {
     static final long BUDGET_WINDOW_SECONDS = 10;
 
     /** The keys a method may override. */
-    private static final List<String> KEYS = List.of(RETRIES, DELAY, MULTIPLIER, MAX_DELAY, JITTER, RETRY_ON, OVERFLOW);
+    private static final List<String> KEYS = List.of(RETRIES, DELAY, MULTIPLIER, MAX_DELAY, JITTER, RETRY_ON, OVERFLOW,
+            STORE_DOWN);
 
     private final RetryPolicy servicePolicy;
     private final Map<String, RetryPolicy> methodPolicies;
@@ -228,6 +236,14 @@ final class FailbackConfig {
                     yield OverflowPolicy.SPILL;
                 }
                 default -> throw v.invalid(perService ? "reject, log or spill" : "reject or log");
+            });
+        }
+        v = value(url, method, STORE_DOWN, service);
+        if (v != null) {
+            b.storeDown(switch (v.raw.trim().toLowerCase(Locale.ROOT)) {
+                case "reject" -> StoreDownPolicy.REJECT;
+                case "memory" -> StoreDownPolicy.MEMORY;
+                default -> throw v.invalid("reject or memory");
             });
         }
         return b.build();

@@ -41,6 +41,7 @@ public final class RetryPolicy {
     private final RetryOn retryOn;
     private final int maxPending;
     private final OverflowPolicy overflow;
+    private final StoreDownPolicy storeDown;
 
     private RetryPolicy(Builder b) {
         this.retries = b.retries;
@@ -51,6 +52,7 @@ public final class RetryPolicy {
         this.retryOn = b.retryOn;
         this.maxPending = b.maxPending;
         this.overflow = b.overflow;
+        this.storeDown = b.storeDown;
     }
 
     /** @return the policy with every default */
@@ -133,11 +135,16 @@ public final class RetryPolicy {
         return overflow;
     }
 
+    /** @return what happens to a call whose journal append the store refused */
+    public StoreDownPolicy storeDown() {
+        return storeDown;
+    }
+
     @Override
     public String toString() {
         return "RetryPolicy(retries: " + retries + ", delay: " + firstDelayMillis() + " ms, multiplier: " + multiplier
                 + ", maxDelay: " + maxDelayMillis() + " ms, jitter: " + jitter + ", retryOn: " + retryOn
-                + ", maxPending: " + maxPending + ", overflow: " + overflow + ')';
+                + ", maxPending: " + maxPending + ", overflow: " + overflow + ", storeDown: " + storeDown + ')';
     }
 
     /**
@@ -154,6 +161,7 @@ public final class RetryPolicy {
         private RetryOn retryOn = RetryOn.rpc();
         private int maxPending = DEFAULT_MAX_PENDING;
         private OverflowPolicy overflow = OverflowPolicy.REJECT;
+        private StoreDownPolicy storeDown = StoreDownPolicy.REJECT;
 
         private Builder() {
         }
@@ -245,6 +253,15 @@ public final class RetryPolicy {
                 throw new NullPointerException("overflow: null (expected: REJECT or LOG)");
             }
             this.overflow = overflow;
+            return this;
+        }
+
+        /** @throws NullPointerException if null */
+        public Builder storeDown(StoreDownPolicy storeDown) {
+            if (storeDown == null) {
+                throw new NullPointerException("storeDown: null (expected: REJECT or MEMORY)");
+            }
+            this.storeDown = storeDown;
             return this;
         }
 

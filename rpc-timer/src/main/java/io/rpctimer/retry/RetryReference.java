@@ -180,9 +180,16 @@ public final class RetryReference<P> {
             pending.decrementAndGet();
             return refuse(call, failure, duplicate(call), true);
         }
+        boolean storeRefused = appended.kind() == Appended.Kind.NOT_WRITTEN && journal.present()
+                && journalPayload != null;
+        if (storeRefused && policy.storeDown() == StoreDownPolicy.REJECT) {
+            pending.decrementAndGet();
+            return refuse(call, failure, "the retry journal refused it, so it would not survive a crash of this"
+                    + " process (failback.store.down=reject)", true);
+        }
         journaled(call, appended);
-        if (appended.kind() == Appended.Kind.NOT_WRITTEN && journal.present()) {
-            call.unjournaled = journalPayload; // durable again once the journal works
+        if (storeRefused) {
+            call.unjournaled = journalPayload; // failback.store.down=memory: durable again once the journal works
         }
         calls.add(call);
         step(RetryEvent.Type.SCHEDULED, call, 1, provider, delayNanos, failure);

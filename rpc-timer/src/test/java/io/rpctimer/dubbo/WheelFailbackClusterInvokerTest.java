@@ -1023,6 +1023,9 @@ class WheelFailbackClusterInvokerTest {
             // a class name that does not resolve fails now, not by never matching
             "failback.retryon=com.example.NoSuchException|invalid failback.retryon=com.example.NoSuchException",
             "failback.overflow=drop|invalid failback.overflow=drop",
+            "failback.store.down=wait|invalid failback.store.down=wait for io.rpctimer.dubbo.GreetingService"
+                    + " (expected: reject or memory)",
+            "sayHello.failback.store.down=|invalid sayHello.failback.store.down=",
             "sayHello.failback.delay=-5|invalid sayHello.failback.delay=-5",
     })
     void invalidConfigFailsAtCreationNamingKeyAndValue(String params, String expected) {

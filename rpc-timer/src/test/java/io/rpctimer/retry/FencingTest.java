@@ -214,13 +214,14 @@ class FencingTest {
     }
 
     /**
-     * A graceful stop during a database restart: a call whose append failed would go to the hand-over sink, which
-     * ends with the process. The stop waits a bounded time for the journal and appends it there.
+     * A graceful stop during a database restart ({@code failback.store.down=memory}): a call whose append failed would
+     * go to the hand-over sink, which ends with the process. The stop waits a bounded time for the journal and appends it there.
      */
     @Test
     void aStopDuringABriefJournalOutage_journalsTheCallWhoseAppendFailed() {
-        LifecycleRig rig = new LifecycleRig(true, DeadLetterPolicy.defaults(), java.time.Duration.ofSeconds(30))
-                .reference();
+        LifecycleRig rig = new LifecycleRig(true, DeadLetterPolicy.defaults(), java.time.Duration.ofSeconds(30));
+        rig.policy = LifecycleRig.policy(3, StoreDownPolicy.MEMORY);
+        rig.reference();
         rig.journal.appendsToFail = 3; // the admit's append, and the stop's first two tries
         rig.admit("c1");
         assertFalse(rig.journal.entries.containsKey("c1"), "its append failed");
@@ -233,7 +234,9 @@ class FencingTest {
 
     @Test
     void aStopWhileTheJournalStaysDown_handsTheCallToTheSinkAfterItsWait() {
-        LifecycleRig rig = new LifecycleRig(true).reference(); // no wait
+        LifecycleRig rig = new LifecycleRig(true); // no wait
+        rig.policy = LifecycleRig.policy(3, StoreDownPolicy.MEMORY);
+        rig.reference();
         rig.journal.failing = true;
         rig.admit("c1");
         rig.lifecycle.close();

@@ -59,8 +59,13 @@ final class LifecycleRig {
 
     /** Retries after 1 s, 2 s, 4 s ... with no jitter. */
     static RetryPolicy policy(int retries) {
+        return policy(retries, StoreDownPolicy.REJECT);
+    }
+
+    /** As {@link #policy(int)}, with what happens to a call whose append the journal refused. */
+    static RetryPolicy policy(int retries, StoreDownPolicy storeDown) {
         return RetryPolicy.builder().retries(retries).firstDelay(1, TimeUnit.SECONDS).multiplier(2)
-                .maxDelay(60, TimeUnit.SECONDS).jitter(0).build();
+                .maxDelay(60, TimeUnit.SECONDS).jitter(0).storeDown(storeDown).build();
     }
 
     LifecycleRig reference(int maxPending, OverflowPolicy overflow, RetryBudget budget) {

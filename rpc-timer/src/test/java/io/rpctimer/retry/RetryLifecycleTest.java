@@ -167,8 +167,25 @@ class RetryLifecycleTest {
     }
 
     @Test
-    void journalDown_callRetriesInMemory_countedAndStillDelivered() {
+    void journalDown_callIsRejected_andItsCallerFails_soNoTakenCallLivesInMemoryOnly() {
         LifecycleRig rig = new LifecycleRig(true).reference();
+        rig.journal.failing = true;
+        Admission a = rig.admit("c1");
+
+        assertEquals(Admission.Kind.REJECTED, a.kind());
+        assertTrue(a.callerFails(), "the caller gets the failure, not the empty failback result");
+        assertTrue(a.reason().contains("failback.store.down=reject"), a.reason());
+        assertEquals(RetryOutcome.REJECTED, outcomeOf(a).outcome());
+        assertEquals(0, rig.reference.state().pending());
+        rig.advance(10, TimeUnit.SECONDS);
+        assertEquals(List.of(), rig.sent, "a rejected call is never sent");
+    }
+
+    @Test
+    void journalDown_withStoreDownMemory_callRetriesInMemory_countedAndStillDelivered() {
+        LifecycleRig rig = new LifecycleRig(true);
+        rig.policy = LifecycleRig.policy(3, StoreDownPolicy.MEMORY);
+        rig.reference();
         rig.journal.failing = true;
         Admission a = rig.admit("c1");
         assertEquals(Admission.Kind.SCHEDULED, a.kind());
@@ -183,7 +200,9 @@ class RetryLifecycleTest {
 
     @Test
     void aCallWhoseAppendFailed_isJournaledAtItsNextAttemptOnceTheJournalWorks() {
-        LifecycleRig rig = new LifecycleRig(true).reference();
+        LifecycleRig rig = new LifecycleRig(true);
+        rig.policy = LifecycleRig.policy(3, StoreDownPolicy.MEMORY);
+        rig.reference();
         rig.journal.failing = true;
         rig.admit("c1"); // the journal is down: the call goes on in memory
         rig.journal.failing = false;
@@ -200,7 +219,9 @@ class RetryLifecycleTest {
 
     @Test
     void aCallWhoseAppendFailed_isJournaledAtAStopIfTheJournalWorksByThen() {
-        LifecycleRig rig = new LifecycleRig(true).reference();
+        LifecycleRig rig = new LifecycleRig(true);
+        rig.policy = LifecycleRig.policy(3, StoreDownPolicy.MEMORY);
+        rig.reference();
         rig.journal.failing = true;
         Admission a = rig.admit("c1");
         rig.journal.failing = false;

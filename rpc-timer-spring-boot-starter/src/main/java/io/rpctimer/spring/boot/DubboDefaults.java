@@ -114,6 +114,9 @@ final class DubboDefaults {
                     "reject or log: spill needs a journal (" + F + "store=embedded or datasource)");
             consumerParam(out, "failback.overflow", f.getOverflow().name().toLowerCase(Locale.ROOT));
         }
+        if (f.getStoreDown() != null) {
+            consumerParam(out, "failback.store.down", f.getStoreDown().name().toLowerCase(Locale.ROOT));
+        }
     }
 
     /** Parses as the library does, and loads each named class, so that a misspelt name fails now. */

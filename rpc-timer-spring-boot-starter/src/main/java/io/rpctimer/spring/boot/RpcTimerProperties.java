@@ -127,6 +127,14 @@ public class RpcTimerProperties {
         SPILL
     }
 
+    /** When the journal refuses a failed call (URL key failback.store.down). */
+    public enum StoreDown {
+        /** The caller gets an RpcException: a call its caller was told is taken survives a crash. */
+        REJECT,
+        /** The call goes on in memory and is journaled once the store works; a crash before then loses it. */
+        MEMORY
+    }
+
     /** Where failed calls wait (URL key failback.store). */
     public enum Store {
         /** An H2 journal on local disk, under store-dir. */
@@ -173,6 +181,12 @@ public class RpcTimerProperties {
 
         /** Where failed calls wait (URL key failback.store); datasource uses the application's DataSource. */
         private Store store;
+
+        /**
+         * What happens to a failed call whose journal append the store refused, its database down (URL key
+         * failback.store.down): reject, the default, or memory.
+         */
+        private StoreDown storeDown;
 
         /**
          * For store=embedded: the directory under which each application gets its own journal directory (URL key
@@ -232,6 +246,14 @@ public class RpcTimerProperties {
 
         public Store getStore() {
             return store;
+        }
+
+        public StoreDown getStoreDown() {
+            return storeDown;
+        }
+
+        public void setStoreDown(StoreDown storeDown) {
+            this.storeDown = storeDown;
         }
 
         public void setStore(Store store) {
