@@ -61,6 +61,8 @@ class StarterAgreesWithLibraryTest {
         "rpc-timer.failback.budget.min-rate|1000000000|failback.budget.minrate|1000000000",
         "rpc-timer.failback.budget.min-rate|1000000001|failback.budget.minrate|1000000001",
         "rpc-timer.failback.overflow|log|failback.overflow|log",
+        "rpc-timer.failback.store-down|memory|failback.store.down|memory",
+        "rpc-timer.failback.store-down|wait|failback.store.down|wait",
     })
     void starterAcceptsAPolicyValue_exactlyWhenTheLibraryDoes(String property, String value, String urlKey,
                                                              String urlValue) {

@@ -33,6 +33,7 @@ class DubboDefaultsTest {
         in.put("rpc-timer.failback.jitter", "0");
         in.put("rpc-timer.failback.retry-on", "java.io.IOException, java.util.concurrent.TimeoutException");
         in.put("rpc-timer.failback.overflow", "spill");
+        in.put("rpc-timer.failback.store-down", "memory");
         in.put("rpc-timer.failback.store", "embedded");
         in.put("rpc-timer.failback.store-dir", "/var/lib/app/journal");
         in.put("rpc-timer.failback.budget.ratio", "0.5");
@@ -54,6 +55,7 @@ class DubboDefaultsTest {
         expected.put("dubbo.consumer.parameters.failback.retryon",
                 "java.io.IOException,java.util.concurrent.TimeoutException");
         expected.put("dubbo.consumer.parameters.failback.overflow", "spill");
+        expected.put("dubbo.consumer.parameters.failback.store.down", "memory");
         expected.put("dubbo.consumer.parameters.failback.budget.ratio", 0.5);
         expected.put("dubbo.consumer.parameters.failback.budget.minrate", 25.0);
         expected.put("dubbo.consumer.parameters.failback.store", "embedded");
