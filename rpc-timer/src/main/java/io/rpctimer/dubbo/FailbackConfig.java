@@ -24,8 +24,8 @@ import org.apache.dubbo.common.URL;
  *
  * <p>Keys (per service, or per method as {@code <method>.<key>}, e.g. from {@code <dubbo:method>}):
  * {@value #RETRIES}, {@value #DELAY}, {@value #MULTIPLIER}, {@value #MAX_DELAY}, {@value #JITTER},
- * {@value #RETRY_ON}, {@value #OVERFLOW}, {@value #STORE_DOWN}; and per service only, as in Dubbo, {@value #FAILBACK_TASKS}, and
- * {@value #BUDGET_RATIO}, {@value #BUDGET_MIN_RATE}.
+ * {@value #RETRY_ON}, {@value #OVERFLOW}, {@value #STORE_DOWN}; and per service only, as in Dubbo,
+ * {@value #FAILBACK_TASKS}, and {@value #BUDGET_RATIO}, {@value #BUDGET_MIN_RATE}.
  *
  * <p><b>Threading:</b> immutable, thread-safe.
  */
