@@ -107,9 +107,13 @@ final class JournalSql {
                 + " AND (i.owner IS NULL OR i.lease_until < " + now + ")";
         // the same three parameters as deadOwners, but only instances with an expired lease row: a probe per
         // instance row on the claim index, where deadOwners reads every entry of the service
-        expiredOwners = "SELECT i.owner FROM " + instanceTable + " i WHERE EXISTS (SELECT 1 FROM " + callTable
-                + " e WHERE e.application = ? AND e.service_key = ? AND e.owner = i.owner) AND i.owner <> ?"
-                + " AND i.lease_until < " + now;
+        // (a scalar subquery in the claim index's order with LIMIT 1: PostgreSQL turns EXISTS into a hash semi-join
+        // over every entry of the service, 0.27 s at 500,000 entries for each unpark, and without the ORDER BY it
+        // scans the table for the first row, past what the drain deleted; this is one index probe per instance)
+        expiredOwners = "SELECT i.owner FROM " + instanceTable + " i WHERE (SELECT 1 FROM " + callTable
+                + " e WHERE e.application = ? AND e.service_key = ? AND e.owner = i.owner ORDER BY e.application,"
+                + " e.service_key, e.owner, e.due_at LIMIT 1) IS NOT NULL AND i.owner <> ? AND i.lease_until < "
+                + now;
         // keyset page: the calls after (due_at, retry_id, method) of the last page; the ORDER BY names the claim
         // index's columns in its order, so the database reads the index in order and stops at the LIMIT
         selectParked = "SELECT " + columns + " FROM " + callTable + " WHERE application = ? AND service_key = ?"
