@@ -63,6 +63,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * due first (keyset on {@code (due_at, retry_id, method)}, read in the order of the claim index), each page read,
  * marked with this run's id (and owner) and committed in one transaction: a call is never marked as on this run's
  * wheel unless the call that marked it returns it.
+ On PostgreSQL a claim or an unpark first brings the table's statistics up to date when a burst
+ * changed more rows than the table held at its last analyze ({@link TableStatistics}), so that each call is found by
+ * its primary key.
  *
  * <p><b>Threading:</b> thread-safe. Appends block the calling thread (bounded by the write timeout); fences and
  * removes complete on the writer's thread (or a timer's, at the write timeout); claim, unpark and release run on the
@@ -89,6 +92,7 @@ public final class JdbcRetryJournal implements RetryJournal {
     private final GroupCommitWriter writer;
     private final JdbcDeadLetters deadLetters;
     private final LeaseKeeper lease;
+    private final TableStatistics statistics;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private JdbcRetryJournal(Builder b, JournalSql sql, String url) throws SQLException {
@@ -101,6 +105,7 @@ public final class JdbcRetryJournal implements RetryJournal {
                 + owner + ")";
         this.transactions = new Transactions(dataSource, storeName, b.claimTimeoutSeconds);
         this.deadLetters = new JdbcDeadLetters(transactions, sql, owner, name);
+        this.statistics = new TableStatistics(sql, storeName, System::nanoTime);
         this.lease = leaseMillis > 0
                 ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, System::nanoTime) : null;
         this.writer = new GroupCommitWriter(dataSource, sql, owner, runId, storeName,
@@ -216,7 +221,10 @@ public final class JdbcRetryJournal implements RetryJournal {
     public List<RetryJournalEntry> claim(String application, String serviceKey, int limit)
             throws RetryJournalException {
         checkService(application, serviceKey, limit);
-        return inTransaction("claim of " + serviceKey, c -> handOut(c, application, serviceKey, limit, true));
+        return inTransaction("claim of " + serviceKey, c -> {
+            statistics.refresh(c);
+            return handOut(c, application, serviceKey, limit, true);
+        });
     }
 
     /**
@@ -230,7 +238,10 @@ public final class JdbcRetryJournal implements RetryJournal {
     public List<RetryJournalEntry> unpark(String application, String serviceKey, int limit)
             throws RetryJournalException {
         checkService(application, serviceKey, limit);
-        return inTransaction("unpark of " + serviceKey, c -> handOut(c, application, serviceKey, limit, false));
+        return inTransaction("unpark of " + serviceKey, c -> {
+            statistics.refresh(c);
+            return handOut(c, application, serviceKey, limit, false);
+        });
     }
 
     private <T> T inTransaction(String what, Transactions.Work<T> work) throws RetryJournalException {

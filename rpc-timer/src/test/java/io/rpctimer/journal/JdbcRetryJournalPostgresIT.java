@@ -81,6 +81,57 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
         }
     }
 
+    /**
+     * A statement that names one call (adopt, unpark, fence, remove, ...) must find it by the primary key, also on a
+     * table that a burst of failures filled faster than autovacuum analyzes it: without statistics PostgreSQL may take
+     * the claim index, which also starts with the call's application, service and owner, and read every entry of the
+     * owner for each call (a claim of 200,000 calls just spilled ran into its 60 s statement timeout). A claim brings
+     * the statistics up to date first.
+     */
+    @Test
+    void aClaimRightAfterABurst_findsEachCallByItsPrimaryKey() throws Exception {
+        JdbcRetryJournal journal = JdbcRetryJournal.builder(database()).owner("me").tablePrefix("fresh_")
+                .lease(java.time.Duration.ofSeconds(30)).build();
+        try (Connection c = database().getConnection(); Statement st = c.createStatement()) {
+            st.execute("ALTER TABLE fresh_call SET (autovacuum_enabled = false)");
+            st.execute("INSERT INTO fresh_call (application, service_key, method, retry_id, payload, payload_crc,"
+                    + " attempt, due_at, created_at, owner, parked) SELECT 'app', 'svc', 'm', 'id-' || g,"
+                    + " decode('00', 'hex'), 3523407757, 1, g, g, 'dead', TRUE FROM generate_series(1, 100000) g");
+            assertEquals(10, journal.claim("app", "svc", 10).size());
+            JournalSql sql = new JournalSql(JournalDialect.POSTGRESQL, "fresh_");
+            Object[] key = {"app", "svc", "m", "id-5930"};
+            assertUsesPrimaryKey(c, sql.adoptOne, "me", "run", key, "dead", "dead");
+            assertUsesPrimaryKey(c, sql.unparkOne, "run", key, "dead", "run");
+            assertUsesPrimaryKey(c, sql.fence, 2, 1000L, "p", "f", key, "dead", "run");
+            assertUsesPrimaryKey(c, sql.remove, key, "dead");
+            assertUsesPrimaryKey(c, sql.release, key, "dead", "run");
+            assertUsesPrimaryKey(c, sql.quarantine, key, "dead");
+            assertUsesPrimaryKey(c, sql.buryDelete, key, "dead", "run");
+        } finally {
+            journal.close();
+        }
+    }
+
+    /** EXPLAINs {@code statement} with {@code parameters} (an Object[] stands for its elements, in order). */
+    private static void assertUsesPrimaryKey(Connection c, String statement, Object... parameters) throws SQLException {
+        StringBuilder plan = new StringBuilder();
+        try (PreparedStatement explain = c.prepareStatement("EXPLAIN " + statement)) {
+            int i = 1;
+            for (Object p : parameters) {
+                for (Object v : p instanceof Object[] many ? many : new Object[] {p}) {
+                    explain.setObject(i++, v);
+                }
+            }
+            try (ResultSet rs = explain.executeQuery()) {
+                while (rs.next()) {
+                    plan.append(rs.getString(1)).append('\n');
+                }
+            }
+        }
+        assertTrue(plan.toString().contains("fresh_call_pkey"), statement + "\n" + plan);
+        assertFalse(plan.toString().contains("fresh_call_claim"), statement + "\n" + plan);
+    }
+
     @Override
     void lock(Connection c, String table) throws SQLException {
         try (Statement st = c.createStatement()) {
