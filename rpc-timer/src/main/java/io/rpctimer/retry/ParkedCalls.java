@@ -22,8 +22,11 @@ import java.util.function.IntSupplier;
  * a claim (the reference's periodic one): each entry says whether this run parked it, so a call is counted once and
  * its handle follows it.
  *
- * <p>Unparks run on the reference's executor, one at a time. Whoever frees room calls {@link #maybeUnpark}; an unpark
- * that ends checks again after it stopped, so room freed while it was finishing is filled at once, not at the next
+ * <p>Unparks run on the reference's executor, one at a time. Whoever frees room calls {@link #maybeUnpark}. An unpark
+ * starts once a quarter of the cap is free (at most {@value #UNPARK_BATCH} places), or {@value #GATHER_MILLIS} ms
+ * after room first freed, whichever comes first: each unpark is a transaction of the journal, and a backlog drained
+ * one freed place at a time would cost one for each call.
+ * An unpark that ends checks again after it stopped, so room freed while it was finishing is not left to the next
  * claim. An unpark the journal refused is tried again a second later if no outcome comes first.
  *
  * <p><b>Threading:</b> thread-safe.
@@ -31,6 +34,8 @@ import java.util.function.IntSupplier;
 final class ParkedCalls {
 
     private static final int UNPARK_BATCH = 256;
+    /** How long room that is less than a batch waits for more before an unpark takes what there is. */
+    static final long GATHER_MILLIS = 20;
     /** After an unpark the journal refused, when to try again if no outcome comes first. */
     private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -40,6 +45,8 @@ final class ParkedCalls {
     private final Timer timer;
     /** Free places under the reference's cap, now. */
     private final IntSupplier room;
+    /** The reference's cap ({@code failbacktasks}), now. */
+    private final IntSupplier cap;
     /** Puts the entries the journal handed out on the wheel. */
     private final Consumer<List<RetryJournalEntry>> schedule;
     private final ConcurrentHashMap<CallKey, CompletableFuture<CallOutcome>> handles = new ConcurrentHashMap<>();
@@ -48,16 +55,19 @@ final class ParkedCalls {
     /** Counts parks: an unpark that found the journal empty of parked calls believes it only if none came since. */
     private final AtomicLong parks = new AtomicLong();
     private final AtomicBoolean unparking = new AtomicBoolean();
+    /** A timer waits {@link #GATHER_MILLIS} for room to gather. */
+    private final AtomicBoolean gathering = new AtomicBoolean();
     private volatile boolean mayHoldParked;
     private volatile boolean closed;
 
     ParkedCalls(GuardedJournal journal, String serviceKey, Executor executor, Timer timer, IntSupplier room,
-                Consumer<List<RetryJournalEntry>> schedule) {
+                IntSupplier cap, Consumer<List<RetryJournalEntry>> schedule) {
         this.journal = journal;
         this.serviceKey = serviceKey;
         this.executor = executor;
         this.timer = timer;
         this.room = room;
+        this.cap = cap;
         this.schedule = schedule;
     }
 
@@ -111,8 +121,41 @@ final class ParkedCalls {
         return parked.get();
     }
 
-    /** Room may have freed: bring parked calls back, on the executor, unless an unpark runs already. */
+    /**
+     * Room may have freed: bring parked calls back, on the executor, unless an unpark runs already; if less than a
+     * batch is free, after {@link #GATHER_MILLIS} at most.
+     */
     void maybeUnpark() {
+        if (!journal.present() || !mayHoldParked || closed) {
+            return;
+        }
+        int free = room.getAsInt();
+        if (free <= 0) {
+            return;
+        }
+        if (free < Math.max(1, Math.min(UNPARK_BATCH, cap.getAsInt() / 4))) {
+            gather();
+            return;
+        }
+        startUnpark();
+    }
+
+    /** Less than a batch is free: unpark what there is {@link #GATHER_MILLIS} from now, unless a batch frees first. */
+    private void gather() {
+        if (!gathering.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            timer.newTimeout(t -> {
+                gathering.set(false);
+                startUnpark();
+            }, GATHER_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (IllegalStateException | RejectedExecutionException e) {
+            gathering.set(false); // the wheel stopped: the application is closing; parked calls stay for the next start
+        }
+    }
+
+    private void startUnpark() {
         if (!journal.present() || !mayHoldParked || closed || room.getAsInt() <= 0
                 || !unparking.compareAndSet(false, true)) {
             return;

@@ -142,7 +142,7 @@ public final class RetryReference<P> {
         this.overflow = b.overflow;
         this.gate = new BudgetGate(b.budget, timer, c -> dispatch(cast(c)));
         this.parked = new ParkedCalls(journal, serviceKey, executor, timer, () -> maxPending - pending.get(),
-                this::scheduleAll);
+                () -> maxPending, this::scheduleAll);
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -15,10 +16,15 @@ class ParkedCallsTest {
     private final GuardedJournal journal = new GuardedJournal("app", fake);
     private final QueueExecutor executor = new QueueExecutor();
     private final AtomicInteger room = new AtomicInteger();
+    private final AtomicInteger cap = new AtomicInteger(2);
+    private final VirtualTimer timer = new VirtualTimer();
     private final List<String> scheduled = new ArrayList<>();
 
-    private final ParkedCalls parked = new ParkedCalls(journal, "svc", executor, new VirtualTimer(), room::get,
-            es -> es.forEach(e -> scheduled.add(e.retryId())));
+    private final ParkedCalls parked = new ParkedCalls(journal, "svc", executor, timer, room::get, cap::get,
+            es -> {
+                es.forEach(e -> scheduled.add(e.retryId()));
+                room.addAndGet(-es.size());
+            });
 
     private static RetryJournalEntry entry(String id) {
         return new RetryJournalEntry(id, "app", "svc", "greet", id.getBytes(StandardCharsets.UTF_8), 1, 0, null,
@@ -44,5 +50,31 @@ class ParkedCallsTest {
 
         assertEquals(List.of("c1", "c2"), scheduled, "c2 waited for the next outcome or claim");
         assertEquals(0, fake.parkedCount());
+    }
+
+    @Test
+    void lessThanABatchOfRoom_waitsForMoreRoomOrTheGatheringTime_thenUnparksWhatThereIs() throws Exception {
+        cap.set(100); // a batch: a quarter of the cap
+        for (int i = 1; i <= 40; i++) {
+            fake.append(entry("c" + i), true);
+            parked.parked();
+        }
+        room.set(1);
+        parked.maybeUnpark();
+        parked.maybeUnpark();
+        assertEquals(0, executor.runAll(), "one free place: no unpark of its own");
+        assertEquals(1, timer.live(Object.class).size(), "one wait for more room, however many outcomes came");
+
+        room.set(25);
+        parked.maybeUnpark();
+        executor.runAll();
+        assertEquals(25, scheduled.size(), "a quarter of the cap free: unparked at once, in one batch");
+
+        room.set(3);
+        parked.maybeUnpark();
+        assertEquals(0, executor.runAll());
+        timer.advance(ParkedCalls.GATHER_MILLIS, TimeUnit.MILLISECONDS);
+        executor.runAll();
+        assertEquals(28, scheduled.size(), "the gathering time over: what room there is is filled");
     }
 }
