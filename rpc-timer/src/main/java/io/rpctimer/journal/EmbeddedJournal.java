@@ -214,6 +214,7 @@ public final class EmbeddedJournal implements RetryJournal {
                     moved += SlotMover.move(from, dataSource(slotBase), journal.owner(), base + ".mv.db");
                     H2FileCompactor.compactNow(from, "retry journal " + base + ".mv.db");
                 } finally {
+                    journal.parkedElsewhere(); // the pages moved before a failure too
                     release(base, from);
                 }
             }

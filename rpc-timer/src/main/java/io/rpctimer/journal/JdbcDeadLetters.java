@@ -45,10 +45,16 @@ final class JdbcDeadLetters implements DeadLetterStore {
     private final DeadLetterSql dead;
     private final String owner;
     private final String description;
+    /** Told after a revive moved calls back, parked and this instance's. */
+    private final Runnable revived;
 
-    /** @param name the store's name for operators: its JDBC URL (secrets hidden) or DataSource */
-    JdbcDeadLetters(Transactions tx, JournalSql sql, String owner, String name) {
+    /**
+     * @param name    the store's name for operators: its JDBC URL (secrets hidden) or DataSource
+     * @param revived told after a revive committed calls back into the journal (parked, this instance's)
+     */
+    JdbcDeadLetters(Transactions tx, JournalSql sql, String owner, String name, Runnable revived) {
         this.tx = tx;
+        this.revived = revived;
         this.sql = sql;
         this.dead = new DeadLetterSql(sql);
         this.owner = owner;
@@ -187,6 +193,10 @@ final class JdbcDeadLetters implements DeadLetterStore {
                 throw e;
             }
             return r.result(e);
+        } finally {
+            if (!r.revived.isEmpty()) {
+                revived.run();
+            }
         }
         return r.result(null);
     }

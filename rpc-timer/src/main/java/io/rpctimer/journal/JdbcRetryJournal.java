@@ -93,6 +93,7 @@ public final class JdbcRetryJournal implements RetryJournal {
     private final JdbcDeadLetters deadLetters;
     private final LeaseKeeper lease;
     private final TableStatistics statistics;
+    private final UnparkCursors cursors = new UnparkCursors(System::nanoTime);
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private JdbcRetryJournal(Builder b, JournalSql sql, String url) throws SQLException {
@@ -104,7 +105,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         this.storeName = "retry journal " + name + " (" + sql.dialect + ", table " + sql.callTable + ", owner "
                 + owner + ")";
         this.transactions = new Transactions(dataSource, storeName, b.claimTimeoutSeconds);
-        this.deadLetters = new JdbcDeadLetters(transactions, sql, owner, name);
+        this.deadLetters = new JdbcDeadLetters(transactions, sql, owner, name, cursors::parked);
         this.statistics = new TableStatistics(sql, storeName, System::nanoTime);
         this.lease = leaseMillis > 0
                 ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, System::nanoTime) : null;
@@ -125,8 +126,19 @@ public final class JdbcRetryJournal implements RetryJournal {
     @Override
     public Append append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
         EntryRows.check(entry);
-        return writer.submitAndWait(JournalWrite.append(entry, parked)) == JournalWrite.Outcome.DUPLICATE
-                ? Append.DUPLICATE : Append.APPENDED;
+        try {
+            return writer.submitAndWait(JournalWrite.append(entry, parked)) == JournalWrite.Outcome.DUPLICATE
+                    ? Append.DUPLICATE : Append.APPENDED;
+        } finally {
+            if (parked) {
+                cursors.parked(); // after the commit (or its unknown outcome): the next unpark reads own entries
+            }
+        }
+    }
+
+    /** Entries of this instance were written parked by other means than {@link #append} (moved in from a slot). */
+    void parkedElsewhere() {
+        cursors.parked();
     }
 
     @Override
@@ -269,26 +281,39 @@ public final class JdbcRetryJournal implements RetryJournal {
      * pages committed is rolled back, and the committed pages are returned (they are this run's now); its entries
      * stay claimable. A failure on the first page throws, handing nothing out.
      *
+     * <p>A claim reads every source from its beginning; an unpark follows the hints of {@link UnparkCursors}.
+     *
      * @param everyDeadOwner whether to look for dead owners among the entries themselves (a claim: also owners that
      *                       have no instance row), or only among expired leases and released entries (an unpark)
      */
     private List<RetryJournalEntry> handOut(Connection c, String application, String serviceKey, int limit,
                                             boolean everyDeadOwner) throws SQLException {
         List<RetryJournalEntry> out = new ArrayList<>(Math.min(limit, 4096));
+        boolean unpark = !everyDeadOwner;
+        String service = application + '\u0000' + serviceKey;
         int adopted = 0;
         try {
-            pages(c, new Source(owner, sql.selectParked, sql.unparkOne), application, serviceKey, limit, out);
-            if (out.size() < limit) {
-                int own = out.size();
-                for (String dead : deadOwners(c, application, serviceKey, everyDeadOwner)) {
-                    if (out.size() >= limit) {
-                        break;
-                    }
-                    pages(c, new Source(dead, sql.selectAdoptable, sql.adoptOne), application, serviceKey, limit,
-                            out);
+            if (!unpark || !cursors.ownAllRead(service)) {
+                long parks = cursors.parks();
+                ParkedPage.Key stop = pages(c, new Source(owner, sql.selectParked, sql.unparkOne), application,
+                        serviceKey, limit, out, ParkedPage.Key.FIRST);
+                if (unpark) {
+                    cursors.ownAllRead(service, parks, stop == null);
                 }
-                adopted = out.size() - own;
             }
+            int own = out.size();
+            List<String> known = unpark ? cursors.deadOwners(service) : null;
+            if (known != null) {
+                adopt(c, known, application, serviceKey, service, limit, out, true);
+            }
+            if (out.size() < limit) { // an unpark hands out fewer than asked only after a fresh look-up
+                List<String> dead = deadOwners(c, application, serviceKey, everyDeadOwner);
+                if (unpark) {
+                    cursors.deadOwners(service, dead);
+                }
+                adopt(c, dead, application, serviceKey, service, limit, out, unpark);
+            }
+            adopted = out.size() - own;
         } catch (SQLException e) {
             if (out.isEmpty()) {
                 throw e;
@@ -302,6 +327,29 @@ public final class JdbcRetryJournal implements RetryJournal {
                     + " entries of {2} from instances whose lease expired", storeName, adopted, serviceKey);
         }
         return out;
+    }
+
+    /**
+     * Adopts entries of {@code owners} in turn until {@code out} holds {@code limit}.
+     *
+     * @param hinted whether to follow and update {@link #cursors}' hints (an unpark) or read from the beginning
+     */
+    private void adopt(Connection c, List<String> owners, String application, String serviceKey, String service,
+                       int limit, List<RetryJournalEntry> out, boolean hinted) throws SQLException {
+        for (String dead : owners) {
+            if (out.size() >= limit) {
+                return;
+            }
+            Source from = new Source(dead, sql.selectAdoptable, sql.adoptOne);
+            ParkedPage.Key start = hinted ? cursors.resumeAfter(service, dead) : ParkedPage.Key.FIRST;
+            ParkedPage.Key stop = pages(c, from, application, serviceKey, limit, out, start);
+            if (stop == null && start != ParkedPage.Key.FIRST) { // the end: entries may lie before start
+                stop = pages(c, from, application, serviceKey, limit, out, ParkedPage.Key.FIRST);
+            }
+            if (hinted) {
+                cursors.stoppedAt(service, dead, stop);
+            }
+        }
     }
 
     /**
@@ -328,13 +376,14 @@ public final class JdbcRetryJournal implements RetryJournal {
     }
 
     /**
-     * Pages through {@code from}'s entries in claim order (due_at, retry_id) until {@code out} holds {@code limit}
-     * or none is left, committing each page: an entry is marked scheduled by this run (and, for a dead owner's,
-     * made this instance's) in the transaction that hands it out.
+     * Pages through {@code from}'s entries in claim order (due_at, retry_id, method), from after {@code after},
+     * until {@code out} holds {@code limit} or none is left, committing each page: an entry is marked scheduled by
+     * this run (and, for a dead owner's, made this instance's) in the transaction that hands it out.
+     *
+     * @return the last entry read, or null if the pages reached the end of {@code from}'s entries
      */
-    private void pages(Connection c, Source from, String application, String serviceKey, int limit,
-                       List<RetryJournalEntry> out) throws SQLException {
-        ParkedPage.Key after = ParkedPage.Key.FIRST;
+    private ParkedPage.Key pages(Connection c, Source from, String application, String serviceKey, int limit,
+                                 List<RetryJournalEntry> out, ParkedPage.Key after) throws SQLException {
         while (out.size() < limit) {
             int want = Math.min(limit - out.size(), PAGE);
             ParkedPage page;
@@ -346,10 +395,11 @@ public final class JdbcRetryJournal implements RetryJournal {
             c.commit();
             out.addAll(marked);
             if (page.rows() < want) {
-                return;
+                return null;
             }
             after = page.last();
         }
+        return after;
     }
 
     private static void rollbackQuietly(Connection c, SQLException failure) {

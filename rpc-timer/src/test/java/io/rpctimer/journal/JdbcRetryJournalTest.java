@@ -176,6 +176,50 @@ class JdbcRetryJournalTest {
     }
 
     @Test
+    void unparksOfAnotherOwnersEntries_resumeWhereTheLastStopped_andStillFindOnesLeftBehindThatPoint()
+            throws Exception {
+        JdbcRetryJournal gone = journal("gone");
+        for (int i = 0; i < 10; i++) {
+            gone.append(entry("r" + i, 100 + i), false);
+        }
+        gone.release(List.of(key("r0"), key("r1"), key("r2"), key("r3"), key("r4"), key("r5"), key("r6"),
+                key("r7"), key("r8"), key("r9")));
+        JdbcRetryJournal j = journal("a");
+
+        assertEquals(List.of("r0", "r1", "r2"), ids(j.unpark(APP, SVC, 3)));
+        gone.append(entry("early", 1), false); // released after the unpark passed its place: due first
+        gone.release(List.of(key("early")));
+        assertEquals(List.of("r3", "r4", "r5"), ids(j.unpark(APP, SVC, 3)), "resumed after r2");
+        assertEquals(List.of("r6", "r7", "r8", "r9", "early"), ids(j.unpark(APP, SVC, 10)),
+                "at the end, the unpark starts again from the beginning");
+        assertEquals(List.of(), j.unpark(APP, SVC, 10));
+    }
+
+    @Test
+    void anUnparkThatReadEveryOwnEntry_readsThemAgainOnceAnotherIsParked() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        j.append(entry("p1", 1), true);
+        assertEquals(List.of("p1"), ids(j.unpark(APP, SVC, 10)));
+        assertEquals(List.of(), j.unpark(APP, SVC, 10));
+
+        j.append(entry("p2", 0), true);
+        assertEquals(List.of("p2"), ids(j.unpark(APP, SVC, 10)));
+    }
+
+    @Test
+    void aClaimReadsOwnEntriesFromTheStart_whateverTheUnparksLearnt() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        assertEquals(List.of(), j.unpark(APP, SVC, 10)); // every own entry read: none
+        try (Connection c = db.getConnection(); Statement st = c.createStatement()) { // parked by other means
+            st.execute("INSERT INTO rpctimer_call (application, service_key, method, retry_id, payload, payload_crc,"
+                    + " attempt, due_at, created_at, owner, parked) VALUES ('" + APP + "', '" + SVC + "', 'greet',"
+                    + " 'moved', X'00', 3523407757, 1, 5, 5, 'a', TRUE)");
+        }
+        assertEquals(List.of(), j.unpark(APP, SVC, 10), "an unpark trusts what it learnt");
+        assertEquals(List.of("moved"), ids(j.claim(APP, SVC, 10)), "a claim does not");
+    }
+
+    @Test
     void claim_returnsAtMostLimit_andLeavesTheRestParkedForUnpark() throws Exception {
         JdbcRetryJournal first = journal("a");
         for (int i = 0; i < 10; i++) {
