@@ -32,8 +32,13 @@ import org.apache.dubbo.rpc.RpcContext;
  * <pre>
  * java -Xms2g -Xmx2g -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.CallCost
  *      [--calls 20000] [--warmup 20000] [--rounds 3] [--threads 4] [--outstanding 32] [--configs FAILBACK,WHEEL]
- *      [--modes sync,async] [--groups 1] [--retryid id]
+ *      [--modes sync,async] [--groups 1] [--retryid id] [--first 2]
  * </pre>
+ * The configurations are interleaved: each round runs every mode and configuration once, and the order of the
+ * configurations rotates by one each round, so that each runs in each position equally often over a multiple of their
+ * number of rounds. At the end the run prints {@link CallCostSummary}'s verdicts from round {@code --first} on:
+ * {@code wheelfailback} against {@code failback}, and {@code wheelfailback+timeoutcheck} against both, where the run
+ * has them.
  * A configuration may add reference parameters, {@code NAME+key=value+...}: e.g.
  * {@code WHEEL_TIMEOUTCHECK+sendAsync.timeoutcheck=false} is the {@code timeoutcheck} filter in every call's chain,
  * switched off for the method called, which tells the filter's presence in Dubbo's chain from its work.
@@ -58,13 +63,14 @@ public final class CallCost {
 
     public static void main(String[] args) throws Exception {
         BenchArgs a = BenchArgs.parse(args, List.of("calls", "warmup", "rounds", "threads", "outstanding",
-                "configs", "modes", "groups", "retryid"));
+                "configs", "modes", "groups", "retryid", "first"));
         int calls = a.intOption("calls", 20_000, 1);
         int warmup = a.intOption("warmup", 20_000, 0);
         int rounds = a.intOption("rounds", 3, 1);
         int threads = a.intOption("threads", 4, 1);
         int outstanding = a.intOption("outstanding", 32, 1);
         boolean groups = a.intOption("groups", 0, 0) > 0;
+        CallCostSummary summary = new CallCostSummary(a.intOption("first", Math.min(2, rounds), 1));
         List<Variant> configs = new ArrayList<>();
         for (String c : a.option("configs", "FAILBACK,WHEEL,WHEEL_TIMEOUTCHECK").split(",")) {
             configs.add(Variant.parse(c.trim()));
@@ -93,7 +99,8 @@ public final class CallCost {
             System.out.println("round mode  config                      B/call  threadCPU us/call  processCPU us/call  GC us/call");
             for (int round = 1; round <= rounds; round++) {
                 for (String mode : modes) {
-                    for (Variant c : configs) {
+                    for (int i = 0; i < configs.size(); i++) {
+                        Variant c = configs.get((i + round - 1) % configs.size());
                         boolean sync = mode.trim().equals("sync");
                         int concurrency = sync ? threads : outstanding;
                         drive(services.get(c), sync, concurrency, warmup);
@@ -104,9 +111,17 @@ public final class CallCost {
                         ThreadCost after = ThreadCost.take();
                         System.out.print(after.report(String.format(Locale.ROOT, "%5d %-5s %-26s", round,
                                 mode.trim(), c.label()), before, calls, groups));
+                        summary.add(new CallCostSummary.Phase(round, mode.trim(), c.label(),
+                                after.cpuMicrosPerCall(before, calls), after.bytesPerCall(before, calls)));
                     }
                 }
             }
+            List<String[]> pairs = List.of(new String[] {Config.WHEEL.label, Config.FAILBACK.label},
+                    new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.FAILBACK.label},
+                    new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.WHEEL.label},
+                    new String[] {Config.FAILOVER.label, Config.FAILBACK.label});
+            System.out.println();
+            System.out.print(CallCostSummary.markdown(summary.verdicts(pairs), 1.03));
         } finally {
             nodes.values().forEach(DubboNode::close);
             rig.close();

@@ -71,6 +71,16 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
         return groups;
     }
 
+    /** @return the CPU time of every thread since {@code earlier}, per call, in microseconds */
+    double cpuMicrosPerCall(ThreadCost earlier, long calls) {
+        return minus(earlier).values().stream().mapToLong(v -> v[1]).sum() / 1e3 / calls;
+    }
+
+    /** @return the heap bytes every thread allocated since {@code earlier}, per call */
+    double bytesPerCall(ThreadCost earlier, long calls) {
+        return (double) minus(earlier).values().stream().mapToLong(v -> v[0]).sum() / calls;
+    }
+
     /**
      * @param label  what the phase ran, printed first
      * @param calls  the calls the phase made
