@@ -11,8 +11,8 @@ import java.util.function.LongSupplier;
 /**
  * What the unparks of each service learnt about the journal's entries, so that the next unpark does not read again
  * what the last one read: the entries it handed out stay in the claim index until the database cleans them up (on
- * PostgreSQL, until VACUUM), and an unpark that started each source's range from its beginning read more of them
- * with each call a drain delivered. Hints only: every entry is still taken with its conditional UPDATE, and a claim
+ * PostgreSQL, until VACUUM), and an unpark that started each source's range from its beginning would read more of
+ * them with each call a drain delivers. Hints only: every entry is still taken with its conditional UPDATE, and a claim
  * reads every range from its beginning, so a hint that is wrong delays an entry until the next unpark that reaches
  * it or the next claim, and never hands it out twice.
  *

@@ -85,8 +85,8 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
      * A statement that names one call (adopt, unpark, fence, remove, ...) must find it by the primary key, also on a
      * table that a burst of failures filled faster than autovacuum analyzes it: without statistics PostgreSQL may take
      * the claim index, which also starts with the call's application, service and owner, and read every entry of the
-     * owner for each call (a claim of 200,000 calls just spilled ran into its 60 s statement timeout). A claim brings
-     * the statistics up to date first.
+     * owner for each call (at 200,000 entries a claim runs into its statement timeout). A claim brings the statistics
+     * up to date first.
      */
     @Test
     void aClaimRightAfterABurst_findsEachCallByItsPrimaryKey() throws Exception {
