@@ -358,8 +358,11 @@ public final class JdbcRetryJournal implements RetryJournal {
      */
     private List<String> deadOwners(Connection c, String application, String serviceKey, boolean everyOwner)
             throws SQLException {
+        if (everyOwner) {
+            return ownersWithoutLiveLease(c, application, serviceKey);
+        }
         List<String> dead = new ArrayList<>();
-        try (PreparedStatement st = prepare(c, everyOwner ? sql.deadOwners : sql.expiredOwners)) {
+        try (PreparedStatement st = prepare(c, sql.expiredOwners)) {
             st.setString(1, application);
             st.setString(2, serviceKey);
             st.setString(3, owner);
@@ -369,10 +372,39 @@ public final class JdbcRetryJournal implements RetryJournal {
                 }
             }
         }
-        if (!everyOwner && !owner.equals(JournalSql.RELEASED)) {
+        if (!owner.equals(JournalSql.RELEASED)) {
             dead.add(JournalSql.RELEASED);
         }
         return dead;
+    }
+
+    /** @return owners of the service's entries, other than this instance, with no instance row or an expired lease */
+    private List<String> ownersWithoutLiveLease(Connection c, String application, String serviceKey)
+            throws SQLException {
+        Set<String> live = new HashSet<>();
+        try (PreparedStatement st = prepare(c, sql.liveOwners); ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                live.add(rs.getString(1));
+            }
+        }
+        List<String> dead = new ArrayList<>();
+        try (PreparedStatement st = prepare(c, sql.nextOwner)) {
+            String last = "";
+            while (true) {
+                st.setString(1, application);
+                st.setString(2, serviceKey);
+                st.setString(3, last);
+                try (ResultSet rs = st.executeQuery()) {
+                    if (!rs.next()) {
+                        return dead;
+                    }
+                    last = rs.getString(1);
+                }
+                if (!last.equals(owner) && !live.contains(last)) {
+                    dead.add(last);
+                }
+            }
+        }
     }
 
     /**

@@ -39,7 +39,8 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
      * The search for instances whose calls may be adopted runs at every unpark, that is each time room frees while a
      * backlog drains: it must probe the claim index once per instance, not read every entry of the service (which
      * PostgreSQL did for an {@code EXISTS}: 0.27 s per unpark at 500,000 entries, a drain of a million adopted calls
-     * held to about 200 a second).
+     * held to about 200 a second). A claim's search for every owner of the service's entries walks the claim index
+     * from one owner to the next, a probe each, for the same reason.
      */
     @Test
     void theSearchForExpiredOwners_probesTheClaimIndex_insteadOfReadingEveryEntry() throws Exception {
@@ -68,6 +69,9 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
             }
             assertFalse(plan.contains("Seq Scan on plan_call"), plan);
             assertTrue(plan.contains("plan_call_claim"), plan);
+            String next = explain(c, sql.nextOwner, "app", "svc", "dead");
+            assertFalse(next.contains("Seq Scan on plan_call"), next);
+            assertTrue(next.contains("plan_call_claim") && next.contains("Limit"), next);
             try (PreparedStatement q = c.prepareStatement(sql.expiredOwners)) {
                 q.setString(1, "app");
                 q.setString(2, "svc");
@@ -110,6 +114,21 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
         } finally {
             journal.close();
         }
+    }
+
+    private static String explain(Connection c, String statement, String... parameters) throws SQLException {
+        StringBuilder plan = new StringBuilder();
+        try (PreparedStatement explain = c.prepareStatement("EXPLAIN " + statement)) {
+            for (int i = 0; i < parameters.length; i++) {
+                explain.setString(i + 1, parameters[i]);
+            }
+            try (ResultSet rs = explain.executeQuery()) {
+                while (rs.next()) {
+                    plan.append(rs.getString(1)).append('\n');
+                }
+            }
+        }
+        return plan.toString();
     }
 
     /** EXPLAINs {@code statement} with {@code parameters} (an Object[] stands for its elements, in order). */
