@@ -114,6 +114,9 @@ class DurableResumeIT {
 
         consumer.close(); // graceful: every pending call is persisted
         consumer = null;
+        // handed over by the application's close, or by the sweep if it found the reference destroyed first (its
+        // hand-over runs on the lifecycle's executor, within about a second)
+        await().atMost(Duration.ofSeconds(10)).until(() -> ids(RetryEvent.Type.HANDED_OVER).size() == CALLS);
         assertEquals(failed, ids(RetryEvent.Type.HANDED_OVER));
         assertTrue(ids(RetryEvent.Type.DELIVERED).isEmpty());
 
