@@ -271,8 +271,11 @@ public final class JdbcRetryJournal implements RetryJournal {
         return transactions.prepare(c, text);
     }
 
-    /** Whose entries a hand-out takes: this instance's own, or a dead instance's (adopted as they are taken). */
-    private record Source(String owner, String select, String mark) {
+    /**
+     * Whose entries a hand-out takes: this instance's own, or a dead instance's (adopted as they are taken); {@code
+     * markFenced} marks an entry as {@code mark} does and fences its next retry.
+     */
+    private record Source(String owner, String select, String mark, String markFenced) {
     }
 
     /**
@@ -295,7 +298,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         try {
             if (!unpark || !cursors.ownAllRead(service)) {
                 long parks = cursors.parks();
-                ParkedPage.Key stop = pages(c, new Source(owner, sql.selectParked, sql.unparkOne), application,
+                ParkedPage.Key stop = pages(c, new Source(owner, sql.selectParked, sql.unparkOne, sql.unparkFenced), application,
                         serviceKey, limit, out, ParkedPage.Key.FIRST);
                 if (unpark) {
                     cursors.ownAllRead(service, parks, stop == null);
@@ -340,7 +343,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             if (out.size() >= limit) {
                 return;
             }
-            Source from = new Source(dead, sql.selectAdoptable, sql.adoptOne);
+            Source from = new Source(dead, sql.selectAdoptable, sql.adoptOne, sql.adoptFenced);
             ParkedPage.Key start = hinted ? cursors.resumeAfter(service, dead) : ParkedPage.Key.FIRST;
             ParkedPage.Key stop = pages(c, from, application, serviceKey, limit, out, start);
             if (stop == null && start != ParkedPage.Key.FIRST) { // the end: entries may lie before start
@@ -447,19 +450,77 @@ public final class JdbcRetryJournal implements RetryJournal {
      * in primary-key order: consecutive updates then fall on the same B-tree pages, which H2 rewrites once instead of
      * once per entry. A dead owner's entry is taken only while its lease is still expired.
      *
-     * @return the entries marked, in claim order
+     * <p>An entry already due is marked by the statement that also fences its next retry (with this instance's lease
+     * outlasting the database's now by the fence's margin), so that its first send needs no write of its own; one
+     * that statement does not take (the lease is too short) is marked without a fence. A count the driver does not
+     * report ({@code SUCCESS_NO_INFO}) is taken as marked, not fenced: the send's own fence then decides.
+     *
+     * @return the entries marked, in claim order, those fenced {@link RetryJournalEntry#fenced()}
      */
     private List<RetryJournalEntry> markScheduled(Connection c, Source from, List<RetryJournalEntry> entries)
             throws SQLException {
         if (entries.isEmpty()) {
             return entries;
         }
-        List<RetryJournalEntry> byKey = new ArrayList<>(entries);
-        byKey.sort(Comparator.comparing(RetryJournalEntry::retryId).thenComparing(RetryJournalEntry::method));
+        Comparator<RetryJournalEntry> byKey = Comparator.comparing(RetryJournalEntry::retryId)
+                .thenComparing(RetryJournalEntry::method);
+        long now = System.currentTimeMillis();
+        boolean fence = lease == null || lease.held();
+        List<RetryJournalEntry> due = new ArrayList<>();
+        List<RetryJournalEntry> plain = new ArrayList<>();
+        for (RetryJournalEntry e : entries) {
+            (fence && e.dueEpochMillis() <= now ? due : plain).add(e);
+        }
         Set<CallKey> taken = new HashSet<>();
+        Set<CallKey> fenced = new HashSet<>();
+        if (!due.isEmpty()) {
+            due.sort(byKey);
+            String text = from.markFenced() + (lease != null ? sql.leaseOutlasts : "");
+            int[] counts = mark(c, from, text, due, lease != null);
+            for (int i = 0; i < counts.length; i++) {
+                CallKey key = due.get(i).key();
+                if (counts[i] > 0) {
+                    taken.add(key);
+                    fenced.add(key);
+                } else if (counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
+                    taken.add(key);
+                } else {
+                    plain.add(due.get(i)); // 0: taken by another hand-out, or this instance's lease is too short
+                }
+            }
+        }
+        if (!plain.isEmpty()) {
+            plain.sort(byKey);
+            int[] counts = mark(c, from, from.mark(), plain, false);
+            for (int i = 0; i < counts.length; i++) {
+                // 0: another hand-out (of this instance, or of another survivor) took it after our SELECT
+                if (counts[i] > 0 || counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
+                    taken.add(plain.get(i).key());
+                }
+            }
+        }
+        List<RetryJournalEntry> mine = new ArrayList<>(taken.size());
+        for (RetryJournalEntry e : entries) {
+            if (fenced.contains(e.key())) {
+                mine.add(e.asFenced());
+            } else if (taken.contains(e.key())) {
+                mine.add(e);
+            }
+        }
+        return mine;
+    }
+
+    /**
+     * Runs {@code text} ({@code from}'s mark, or its mark that fences) for each of {@code rows} in one batch.
+     *
+     * @param withLease whether {@code text} ends with {@link JournalSql#leaseOutlasts}
+     * @return the update count of each row
+     */
+    private int[] mark(Connection c, Source from, String text, List<RetryJournalEntry> rows, boolean withLease)
+            throws SQLException {
         boolean own = from.owner().equals(owner);
-        try (PreparedStatement st = prepare(c, from.mark())) {
-            for (RetryJournalEntry e : byKey) {
+        try (PreparedStatement st = prepare(c, text)) {
+            for (RetryJournalEntry e : rows) {
                 int i;
                 if (own) {
                     st.setString(1, runId);
@@ -473,23 +534,14 @@ public final class JdbcRetryJournal implements RetryJournal {
                     st.setString(i, from.owner());
                     st.setString(i + 1, from.owner());
                 }
+                if (withLease) {
+                    st.setString(i + 2, owner);
+                    st.setLong(i + 3, lease.fenceMarginMillis());
+                }
                 st.addBatch();
             }
-            int[] counts = st.executeBatch();
-            for (int i = 0; i < counts.length; i++) {
-                // 0: another hand-out (of this instance, or of another survivor) took it after our SELECT
-                if (counts[i] > 0 || counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
-                    taken.add(byKey.get(i).key());
-                }
-            }
+            return st.executeBatch();
         }
-        List<RetryJournalEntry> mine = new ArrayList<>(taken.size());
-        for (RetryJournalEntry e : entries) {
-            if (taken.contains(e.key())) {
-                mine.add(e);
-            }
-        }
-        return mine;
     }
 
     private void quarantine(Connection c, String rowOwner, List<ParkedPage.Corrupt> corrupt) throws SQLException {

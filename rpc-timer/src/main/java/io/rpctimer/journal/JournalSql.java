@@ -72,7 +72,10 @@ final class JournalSql {
     final String selectParked;
     final String selectAdoptable;
     final String adoptOne;
+    final String adoptFenced;
     final String unparkOne;
+    final String unparkFenced;
+    final String leaseOutlasts;
     final String quarantine;
     final String insertInstance;
     final String deleteInstance;
@@ -97,8 +100,11 @@ final class JournalSql {
         // one statement on the database's clock; adopt checks the opposite, so the two never both succeed
         fence = "UPDATE " + callTable + " SET attempt = ?, due_at = ?, last_provider = ?, last_failure = ?,"
                 + " parked = FALSE WHERE " + KEY + " AND owner = ? AND run_id = ?";
-        fenceWithLease = fence + " AND EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ?"
+        // appended to a statement that fences: this instance's lease outlasts the database's now by the margin;
+        // parameters: this instance's owner, the margin in milliseconds
+        leaseOutlasts = " AND EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ?"
                 + " AND i.lease_until > " + now + " + ?)";
+        fenceWithLease = fence + leaseOutlasts;
         whoHolds = "SELECT owner, run_id FROM " + callTable + " WHERE " + KEY;
         remove = "DELETE FROM " + callTable + " WHERE " + KEY + " AND owner = ?";
         release = "UPDATE " + callTable + " SET owner = '" + RELEASED + "', parked = TRUE, run_id = NULL WHERE " + KEY
@@ -127,11 +133,16 @@ final class JournalSql {
         // a dead owner's page, locked as it is read where the database can skip rows another survivor is taking
         selectAdoptable = selectParked + (dialect.skipLocked() ? " FOR UPDATE SKIP LOCKED" : "");
         // the lease is checked again inside the UPDATE: an owner that renewed since the SELECT keeps its calls
-        adoptOne = "UPDATE " + callTable + " SET owner = ?, parked = FALSE, run_id = ? WHERE " + KEY + " AND owner = ?"
-                + " AND NOT EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until >= "
-                + now + ")";
-        unparkOne = "UPDATE " + callTable + " SET parked = FALSE, run_id = ? WHERE " + KEY + " AND owner = ? AND "
-                + NOT_SCHEDULED;
+        String adoptable = " WHERE " + KEY + " AND owner = ? AND NOT EXISTS (SELECT 1 FROM " + instanceTable
+                + " i WHERE i.owner = ? AND i.lease_until >= " + now + ")";
+        adoptOne = "UPDATE " + callTable + " SET owner = ?, parked = FALSE, run_id = ?" + adoptable;
+        String unparkable = " WHERE " + KEY + " AND owner = ? AND " + NOT_SCHEDULED;
+        unparkOne = "UPDATE " + callTable + " SET parked = FALSE, run_id = ?" + unparkable;
+        // a hand-out that is also the fence of the entry's next retry, for an entry due now: it records the retry as
+        // under way (its due time stays); with leases, leaseOutlasts is appended, as to the fence
+        adoptFenced = "UPDATE " + callTable + " SET owner = ?, parked = FALSE, run_id = ?, attempt = attempt + 1"
+                + adoptable;
+        unparkFenced = "UPDATE " + callTable + " SET parked = FALSE, run_id = ?, attempt = attempt + 1" + unparkable;
         quarantine = "UPDATE " + callTable + " SET quarantined = TRUE WHERE " + KEY + " AND owner = ?";
         insertInstance = "INSERT INTO " + instanceTable + " (owner, lease_until, host) VALUES (?, " + now + " + ?, ?)";
         deleteInstance = "DELETE FROM " + instanceTable + " WHERE owner = ?";

@@ -48,8 +48,12 @@ final class GuardedJournal {
     /** What a bury did: moved to the dead letters, left because another instance holds the call, or failed. */
     enum Buried { BURIED, ELSEWHERE, FAILED }
 
-    /** What a claim or an unpark handed out; {@code failed} if the store failed (nothing was handed out). */
-    record Claimed(List<RetryJournalEntry> entries, boolean failed) {
+    /**
+     * What a claim or an unpark handed out; {@code failed} if the store failed (nothing was handed out).
+     * {@code askedNanos} ({@link System#nanoTime()}) is when it was asked for: the verdict of a {@link
+     * RetryJournalEntry#fenced() fenced} entry holds from then on, as a fence's does.
+     */
+    record Claimed(List<RetryJournalEntry> entries, boolean failed, long askedNanos) {
     }
 
     private final String application;
@@ -204,24 +208,26 @@ final class GuardedJournal {
     }
 
     Claimed claim(String serviceKey, int limit) {
+        long askedNanos = System.nanoTime();
         try {
             List<RetryJournalEntry> entries = journal.claim(application, serviceKey, limit);
             worked();
-            return new Claimed(entries, false);
+            return new Claimed(entries, false, askedNanos);
         } catch (RetryJournalException | RuntimeException e) {
             failed("claim " + serviceKey, e);
-            return new Claimed(List.of(), true);
+            return new Claimed(List.of(), true, askedNanos);
         }
     }
 
     Claimed unpark(String serviceKey, int limit) {
+        long askedNanos = System.nanoTime();
         try {
             List<RetryJournalEntry> entries = journal.unpark(application, serviceKey, limit);
             worked();
-            return new Claimed(entries, false);
+            return new Claimed(entries, false, askedNanos);
         } catch (RetryJournalException | RuntimeException e) {
             failed("unpark " + serviceKey, e);
-            return new Claimed(List.of(), true);
+            return new Claimed(List.of(), true, askedNanos);
         }
     }
 

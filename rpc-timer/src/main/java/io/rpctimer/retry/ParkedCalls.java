@@ -1,7 +1,6 @@
 package io.rpctimer.retry;
 
 import io.rpctimer.wheel.Timer;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -48,7 +47,7 @@ final class ParkedCalls {
     /** The reference's cap ({@code failbacktasks}), now. */
     private final IntSupplier cap;
     /** Puts the entries the journal handed out on the wheel. */
-    private final Consumer<List<RetryJournalEntry>> schedule;
+    private final Consumer<GuardedJournal.Claimed> schedule;
     private final ConcurrentHashMap<CallKey, CompletableFuture<CallOutcome>> handles = new ConcurrentHashMap<>();
     /** Calls this reference parked and has not taken back. */
     private final AtomicLong parked = new AtomicLong();
@@ -61,7 +60,7 @@ final class ParkedCalls {
     private volatile boolean closed;
 
     ParkedCalls(GuardedJournal journal, String serviceKey, Executor executor, Timer timer, IntSupplier room,
-                IntSupplier cap, Consumer<List<RetryJournalEntry>> schedule) {
+                IntSupplier cap, Consumer<GuardedJournal.Claimed> schedule) {
         this.journal = journal;
         this.serviceKey = serviceKey;
         this.executor = executor;
@@ -179,7 +178,7 @@ final class ParkedCalls {
                     failed = true;
                     break;
                 }
-                schedule.accept(c.entries());
+                schedule.accept(c);
                 if (c.entries().size() < ask) {
                     if (parks.get() == seen) {
                         mayHoldParked = false;

@@ -62,6 +62,9 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
     private volatile int attempt;
     private volatile String lastProvider;
     private volatile String lastFailure;
+    /** The retry the journal's hand-out fenced, 0 for none, and when that hand-out was asked for (nanoTime). */
+    private volatile int fencedAttempt;
+    private volatile long fencedNanos;
     volatile Timeout timeout;
     /** Links in the reference's {@link PendingCalls}; null when the call is not in it. Guarded by its stripe. */
     RetryCall<?> prevPending;
@@ -118,6 +121,26 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
 
     void attempt(int attempt) {
         this.attempt = attempt;
+    }
+
+    /**
+     * @param attempt    the retry the hand-out that scheduled this call fenced ({@link RetryJournalEntry#fenced()}),
+     *                   or 0 once it is used
+     * @param askedNanos when that hand-out was asked for ({@link System#nanoTime()})
+     */
+    void fencedAhead(int attempt, long askedNanos) {
+        this.fencedNanos = askedNanos;
+        this.fencedAttempt = attempt;
+    }
+
+    /** @return whether retry {@code attempt} was fenced by the hand-out that scheduled this call */
+    boolean fencedAheadFor(int attempt) {
+        return attempt > 0 && fencedAttempt == attempt;
+    }
+
+    /** @return when the hand-out that fenced a retry of this call was asked for ({@link System#nanoTime()}) */
+    long fencedAhead() {
+        return fencedNanos;
     }
 
     @Override

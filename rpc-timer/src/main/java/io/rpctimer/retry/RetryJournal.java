@@ -26,6 +26,9 @@ import java.util.concurrent.CompletionStage;
  * send the lifecycle calls {@link #fence}: one conditional write, judged by the database on the database's clock,
  * that both checks that this instance still owns the call with a valid lease and records the attempt. An instance
  * whose lease renewals have failed for most of a lease answers false to {@link #leaseHeld()} and sends nothing.
+ * A {@link #claim} or {@link #unpark} may fence the entries it hands out in the statement that hands each out
+ * ({@link RetryJournalEntry#fenced()}): the first retry of such an entry needs no fence of its own if it is sent
+ * within {@link #fenceValidityMillis()} of the moment the claim or unpark was called.
  *
  * <p><b>Threading:</b> implementations are thread-safe. {@link #append} blocks the calling thread until the change is
  * durable (implementations batch concurrent calls into one commit) or its write timeout; {@link #fence} and
@@ -134,6 +137,12 @@ public interface RetryJournal extends AutoCloseable {
      * @param application the Dubbo application name
      * @param serviceKey  the service key ({@code group/interface:version})
      * @param limit       how many to return at most, {@code >= 0}
+     * <p>An entry handed out {@link RetryJournalEntry#fenced() fenced} was fenced by the statement that handed it
+     * out, as {@link #fence} fences retry {@link RetryJournalEntry#attempt()}: the statement checked this instance's
+     * ownership and lease on the database's clock and recorded that retry as under way (the row's next retry is
+     * {@code attempt + 1}; its due time is left as it was). Its {@link Fence#OWNED} verdict holds for
+     * {@link #fenceValidityMillis()} from the moment this method was called; a send later than that needs a fence.
+     *
      * @return the claimed entries: this instance's own earliest due first, then adopted ones earliest due first
      *     (per dead instance); a torn or corrupt entry is skipped with one error naming it
      */
@@ -143,7 +152,7 @@ public interface RetryJournal extends AutoCloseable {
      * Hands back up to {@code limit} parked entries of a service owned by this instance, earliest due first, and
      * marks them scheduled; when this instance has fewer, adopts the rest as {@link #claim} does (released entries,
      * and those of instances whose lease has expired), so that room freed on the wheel drains a dead instance's
-     * backlog without waiting for the next periodic claim.
+     * backlog without waiting for the next periodic claim. Entries may be handed out fenced, as by {@link #claim}.
      */
     List<RetryJournalEntry> unpark(String application, String serviceKey, int limit) throws RetryJournalException;
 

@@ -18,17 +18,34 @@ package io.rpctimer.retry;
  * @param parkedHere         in an entry {@link RetryJournal#claim} or {@link RetryJournal#unpark} hands out: true if this
  *                           journal parked it itself (a spill of this run), false if it is new to this run (an earlier
  *                           run's, another instance's, or adopted); false in an entry to append
+ * @param fenced             in an entry {@link RetryJournal#claim} or {@link RetryJournal#unpark} hands out: true if the
+ *                           statement that handed it out was also the fence of retry {@code attempt} (see
+ *                           {@link RetryJournal#claim}); false in an entry to append
  */
 public record RetryJournalEntry(String retryId, String application, String serviceKey, String method,
                                 byte[] payload, int attempt, long dueEpochMillis, String lastProvider,
-                                String lastFailure, long createdEpochMillis, boolean parkedHere) {
+                                String lastFailure, long createdEpochMillis, boolean parkedHere, boolean fenced) {
 
-    /** An entry to append (not {@code parkedHere}). */
+    /** An entry to append (not {@code parkedHere}, not {@code fenced}). */
     public RetryJournalEntry(String retryId, String application, String serviceKey, String method, byte[] payload,
                              int attempt, long dueEpochMillis, String lastProvider, String lastFailure,
                              long createdEpochMillis) {
         this(retryId, application, serviceKey, method, payload, attempt, dueEpochMillis, lastProvider, lastFailure,
-                createdEpochMillis, false);
+                createdEpochMillis, false, false);
+    }
+
+    /** An entry handed out without a fence. */
+    public RetryJournalEntry(String retryId, String application, String serviceKey, String method, byte[] payload,
+                             int attempt, long dueEpochMillis, String lastProvider, String lastFailure,
+                             long createdEpochMillis, boolean parkedHere) {
+        this(retryId, application, serviceKey, method, payload, attempt, dueEpochMillis, lastProvider, lastFailure,
+                createdEpochMillis, parkedHere, false);
+    }
+
+    /** @return this entry, handed out with the fence of retry {@link #attempt()} */
+    public RetryJournalEntry asFenced() {
+        return new RetryJournalEntry(retryId, application, serviceKey, method, payload, attempt, dueEpochMillis,
+                lastProvider, lastFailure, createdEpochMillis, parkedHere, true);
     }
 
     /** @return the call's key: application, service, method and {@code retry.id} */

@@ -382,6 +382,11 @@ public final class RetryReference<P> {
             defer(call, attempt);
             return;
         }
+        if (call.fencedAheadFor(attempt) && journal.stillValid(call.fencedAhead())) {
+            call.fencedAhead(0, 0);
+            send(call, attempt); // the hand-out that scheduled the call fenced this retry
+            return;
+        }
         long nextDue = clockMillis.getAsLong()
                 + TimeUnit.NANOSECONDS.toMillis(call.policy.backoffNanos(attempt + 1, 0));
         long askedNanos = System.nanoTime();
@@ -629,7 +634,7 @@ public final class RetryReference<P> {
         if (claimed.entries().size() >= room) {
             parked.mayHoldMore();
         }
-        return scheduleAll(claimed.entries());
+        return scheduleAll(claimed);
     }
 
     /**
@@ -643,10 +648,10 @@ public final class RetryReference<P> {
      *
      * @return the calls scheduled that are new to this reference
      */
-    private int scheduleAll(List<RetryJournalEntry> entries) {
+    private int scheduleAll(GuardedJournal.Claimed handedOut) {
         Map<CallKey, RetryCall<P>> inMemory = null;
         int resumed = 0;
-        for (RetryJournalEntry entry : entries) {
+        for (RetryJournalEntry entry : handedOut.entries()) {
             boolean ours = parked.takeBack(entry);
             CompletableFuture<CallOutcome> handle = ours ? parked.handle(entry.key()) : null;
             if (!ours) {
@@ -663,7 +668,7 @@ public final class RetryReference<P> {
                             serviceKey, entry.retryId(), entry.attempt());
                 }
             }
-            resumed += schedule(entry, ours, handle) ? 1 : 0;
+            resumed += schedule(entry, ours, handle, handedOut.askedNanos()) ? 1 : 0;
         }
         return resumed;
     }
@@ -695,9 +700,12 @@ public final class RetryReference<P> {
      *
      * @param ours   whether this reference counted the call already (it parked it, or held a copy of it)
      * @param handle the caller's handle to the call's outcome, or null
+     * @param askedNanos when the hand-out was asked for: a {@link RetryJournalEntry#fenced() fenced} entry's verdict
+     *                   holds from then on
      * @return true if it is a call new to this reference; false if it is {@code ours}, or it is unreadable
      */
-    private boolean schedule(RetryJournalEntry entry, boolean ours, CompletableFuture<CallOutcome> handle) {
+    private boolean schedule(RetryJournalEntry entry, boolean ours, CompletableFuture<CallOutcome> handle,
+                             long askedNanos) {
         P payload;
         try {
             payload = decoder.decode(entry);
@@ -720,6 +728,9 @@ public final class RetryReference<P> {
         call.journaled = Journaled.YES;
         call.progress(entry.attempt() - 1, FailureText.shared(entry.lastProvider()),
                 FailureText.shared(entry.lastFailure()));
+        if (entry.fenced()) {
+            call.fencedAhead(entry.attempt(), askedNanos);
+        }
         pending.incrementAndGet();
         calls.add(call);
         long delayNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0,

@@ -219,6 +219,29 @@ class JdbcRetryJournalTest {
         assertEquals(List.of("moved"), ids(j.claim(APP, SVC, 10)), "a claim does not");
     }
 
+    /**
+     * An entry already due is handed out by the statement that also fences its next retry: the row records that
+     * retry as under way, so the first send needs no write of its own. An entry due later is handed out unfenced.
+     */
+    @Test
+    void anUnparkedEntryAlreadyDue_isFencedByItsHandOut_oneDueLaterIsNot() throws Exception {
+        JdbcRetryJournal j = journal("a");
+        long now = System.currentTimeMillis();
+        j.append(entry("due", now - 1_000), true);
+        j.append(entry("later", now + 600_000), true);
+
+        List<RetryJournalEntry> out = j.unpark(APP, SVC, 10);
+
+        assertEquals(List.of("due", "later"), ids(out));
+        assertEquals(List.of(true, false), out.stream().map(RetryJournalEntry::fenced).toList());
+        assertEquals(List.of(1, 1), out.stream().map(RetryJournalEntry::attempt).toList(), "the retry to send now");
+        assertEquals(Set.of("due 2", "later 1"), strings("SELECT retry_id || ' ' || attempt FROM rpctimer_call"),
+                "the row of the fenced entry names the retry after the one under way");
+        assertEquals(RetryJournal.Fence.OWNED, done(j.fence(key("due"), 1, now, null, null)),
+                "a fence of the same retry, should the send come too late, says the same");
+        assertEquals(Set.of("due 2", "later 1"), strings("SELECT retry_id || ' ' || attempt FROM rpctimer_call"));
+    }
+
     @Test
     void claim_returnsAtMostLimit_andLeavesTheRestParkedForUnpark() throws Exception {
         JdbcRetryJournal first = journal("a");

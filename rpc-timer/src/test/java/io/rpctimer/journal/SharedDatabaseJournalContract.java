@@ -17,6 +17,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -134,6 +135,42 @@ abstract class SharedDatabaseJournalContract {
         assertEquals(range(30, 50), ids(s1.unpark(APP, SVC, 100)), "room freed at s1 adopts the rest");
         assertEquals(30, owned("s1"));
         assertEquals(0, owned("dead"));
+    }
+
+    /**
+     * The adoption of a call already due is also the fence of its next retry: the adopting statement checks, on the
+     * database's clock, that the adopter's lease outlasts the send, and records the retry. A call due later is adopted
+     * unfenced, and so is one adopted while the adopter's lease is too short to fence: it is adopted, not left.
+     */
+    @Test
+    void anAdoptedCallAlreadyDue_isFencedByItsAdoption_unlessDueLaterOrTheLeaseIsTooShort() throws Exception {
+        JdbcRetryJournal dead = journal(database(), "dead", Duration.ofSeconds(60));
+        long now = System.currentTimeMillis();
+        dead.append(entry("r00", now - 2_000), false);
+        dead.append(entry("r01", now - 1_000), false);
+        dead.append(entry("r02", now + 600_000), false);
+        dead.close();
+        JdbcRetryJournal b = journal(database(), "b", Duration.ofSeconds(60));
+
+        List<RetryJournalEntry> first = b.claim(APP, SVC, 1);
+        assertEquals(List.of("r00"), ids(first));
+        assertTrue(first.get(0).fenced(), "due: fenced by its adoption");
+        assertEquals(1, first.get(0).attempt(), "the retry to send now");
+
+        try (Connection c = database().getConnection(); Statement st = c.createStatement()) {
+            st.executeUpdate("UPDATE " + prefix + "instance SET lease_until = lease_until - 60000 WHERE owner = 'b'");
+        }
+        List<RetryJournalEntry> rest = b.claim(APP, SVC, 10);
+        assertEquals(List.of("r01", "r02"), ids(rest));
+        assertEquals(List.of(false, false), rest.stream().map(RetryJournalEntry::fenced).toList(),
+                "r01: b's lease is too short to fence; r02: not due");
+        assertEquals(3, owned("b"));
+        assertEquals(2, count("SELECT attempt FROM " + prefix + "call WHERE retry_id = ?", "r00"),
+                "the adoption recorded retry 1 as under way");
+        assertEquals(1, count("SELECT attempt FROM " + prefix + "call WHERE retry_id = ?", "r01"));
+        assertEquals(1, count("SELECT attempt FROM " + prefix + "call WHERE retry_id = ?", "r02"));
+        JdbcRetryJournal back = journal(database(), "dead", Duration.ofSeconds(60));
+        assertEquals(RetryJournal.Fence.ADOPTED, done(back.fence(key("r00"), 1, now, null, null)));
     }
 
     private static List<String> range(int from, int to) {

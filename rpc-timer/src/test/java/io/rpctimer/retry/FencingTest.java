@@ -192,6 +192,64 @@ class FencingTest {
     }
 
     /**
+     * A call the journal handed out fenced (its adoption or unpark was also the fence of its next retry) is sent on
+     * that verdict, with no fence of its own; its later retries are fenced each.
+     */
+    @Test
+    void aCallHandedOutFenced_isSentOnItsHandOutsVerdict_itsLaterRetriesFencedEach() {
+        LifecycleRig rig = fleet();
+        long now = rig.clockMillis.get();
+        rig.journal.claimable.add(RetryLifecycleTest.entry("c1", "c1", 1, now, now - 2_000).asFenced());
+        assertEquals(1, rig.reference.resume());
+        rig.advance(1, TimeUnit.SECONDS);
+
+        assertEquals(1, rig.sent.size());
+        assertEquals(1, rig.lastSent().attempt());
+        assertEquals(List.of("claim 1"), rig.journal.log, "no fence: the hand-out fenced retry 1");
+        rig.lastSent().failRpc();
+        rig.advance(10, TimeUnit.SECONDS);
+        assertEquals(2, rig.sent.size());
+        assertEquals(2, rig.lastSent().attempt());
+        assertEquals(List.of("claim 1", "fence c1 2"), rig.journal.log);
+    }
+
+    /** A hand-out's fence has an age too: past the fence's margin (the budget held the call back) it is asked anew. */
+    @Test
+    void aCallHandedOutFencedButSentLaterThanItsMargin_isFencedAgain() {
+        LifecycleRig rig = fleet();
+        rig.journal.fenceValidityMillis = 0;
+        long now = rig.clockMillis.get();
+        rig.journal.claimable.add(RetryLifecycleTest.entry("c1", "c1", 3, now, now - 2_000).asFenced());
+        rig.reference.resume();
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(List.of(), rig.sent, "neither the hand-out's verdict nor the fence's is fresh enough");
+        assertTrue(rig.journal.log.contains("fence c1 3"), rig.journal.log.toString());
+
+        rig.journal.fenceValidityMillis = Long.MAX_VALUE;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(1, rig.sent.size());
+        assertEquals(3, rig.lastSent().attempt(), "the same retry, fenced again");
+    }
+
+    /** Whatever the hand-out's fence said, a lapsed lease stops the send. */
+    @Test
+    void aCallHandedOutFenced_isNotSentWhileTheLeaseIsLapsed() {
+        LifecycleRig rig = fleet();
+        long now = rig.clockMillis.get();
+        rig.journal.claimable.add(RetryLifecycleTest.entry("c1", "c1", 3, now, now - 2_000).asFenced());
+        rig.reference.resume();
+        rig.journal.leaseHeld = false;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(List.of(), rig.sent);
+
+        rig.journal.leaseHeld = true;
+        rig.advance(1, TimeUnit.SECONDS);
+        assertEquals(1, rig.sent.size());
+        assertEquals(3, rig.lastSent().attempt());
+        assertEquals(List.of("claim 1"), rig.journal.log, "the hand-out's verdict still held: no fence");
+    }
+
+    /**
      * A fence proves the lease valid for a margin after the fence was asked for; an instance paused between its fence
      * and its send (a stop signal, a long GC pause) may wake after another instance adopted the call. A verdict that
      * arrives later than the margin is not leave to send: the fence is asked again.

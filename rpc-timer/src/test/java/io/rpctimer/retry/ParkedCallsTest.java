@@ -21,9 +21,9 @@ class ParkedCallsTest {
     private final List<String> scheduled = new ArrayList<>();
 
     private final ParkedCalls parked = new ParkedCalls(journal, "svc", executor, timer, room::get, cap::get,
-            es -> {
-                es.forEach(e -> scheduled.add(e.retryId()));
-                room.addAndGet(-es.size());
+            handedOut -> {
+                handedOut.entries().forEach(e -> scheduled.add(e.retryId()));
+                room.addAndGet(-handedOut.entries().size());
             });
 
     private static RetryJournalEntry entry(String id) {
