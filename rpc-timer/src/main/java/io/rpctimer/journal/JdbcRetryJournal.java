@@ -298,8 +298,8 @@ public final class JdbcRetryJournal implements RetryJournal {
         try {
             if (!unpark || !cursors.ownAllRead(service)) {
                 long parks = cursors.parks();
-                ParkedPage.Key stop = pages(c, new Source(owner, sql.selectParked, sql.unparkOne, sql.unparkFenced), application,
-                        serviceKey, limit, out, ParkedPage.Key.FIRST);
+                Source own = new Source(owner, sql.selectParked, sql.unparkOne, sql.unparkFenced);
+                ParkedPage.Key stop = pages(c, own, application, serviceKey, limit, out, ParkedPage.Key.FIRST);
                 if (unpark) {
                     cursors.ownAllRead(service, parks, stop == null);
                 }

@@ -134,15 +134,16 @@ public interface RetryJournal extends AutoCloseable {
      * surviving instance: survivors share them. Calling it again (a second reference of the service, or the periodic
      * claim) hands out only parked and newly adopted entries, never one that is scheduled now.
      *
-     * @param application the Dubbo application name
-     * @param serviceKey  the service key ({@code group/interface:version})
-     * @param limit       how many to return at most, {@code >= 0}
      * <p>An entry handed out {@link RetryJournalEntry#fenced() fenced} was fenced by the statement that handed it
      * out, as {@link #fence} fences retry {@link RetryJournalEntry#attempt()}: the statement checked this instance's
      * ownership and lease on the database's clock and recorded that retry as under way (the row's next retry is
      * {@code attempt + 1}; its due time is left as it was). Its {@link Fence#OWNED} verdict holds for
      * {@link #fenceValidityMillis()} from the moment this method was called; a send later than that needs a fence.
+     * A retry recorded so and never sent (this instance stopped or died first) counts as spent, as after a fence.
      *
+     * @param application the Dubbo application name
+     * @param serviceKey  the service key ({@code group/interface:version})
+     * @param limit       how many to return at most, {@code >= 0}
      * @return the claimed entries: this instance's own earliest due first, then adopted ones earliest due first
      *     (per dead instance); a torn or corrupt entry is skipped with one error naming it
      */
