@@ -450,10 +450,12 @@ public final class JdbcRetryJournal implements RetryJournal {
      * in primary-key order: consecutive updates then fall on the same B-tree pages, which H2 rewrites once instead of
      * once per entry. A dead owner's entry is taken only while its lease is still expired.
      *
-     * <p>An entry already due is marked by the statement that also fences its next retry (with this instance's lease
-     * outlasting the database's now by the fence's margin), so that its first send needs no write of its own; one
-     * that statement does not take (the lease is too short) is marked without a fence. A count the driver does not
-     * report ({@code SUCCESS_NO_INFO}) is taken as marked, not fenced: the send's own fence then decides.
+     * <p>An entry already due is marked by the statement that also fences its next retry, so that its first send
+     * needs no write of its own. With a lease, that is once the page's transaction found this instance's lease to
+     * outlast the database's now by the fence's margin: only this instance shortens its lease (giving it up when it
+     * closes), so no other instance can adopt what the page marks before the margin has passed, which is what a
+     * fence's verdict promises. Otherwise (the lease too short) the page is marked without a fence. A count the
+     * driver does not report ({@code SUCCESS_NO_INFO}) is taken as marked, not fenced: the send's own fence decides.
      *
      * @return the entries marked, in claim order, those fenced {@link RetryJournalEntry#fenced()}
      */
@@ -465,18 +467,20 @@ public final class JdbcRetryJournal implements RetryJournal {
         Comparator<RetryJournalEntry> byKey = Comparator.comparing(RetryJournalEntry::retryId)
                 .thenComparing(RetryJournalEntry::method);
         long now = System.currentTimeMillis();
-        boolean fence = lease == null || lease.held();
         List<RetryJournalEntry> due = new ArrayList<>();
         List<RetryJournalEntry> plain = new ArrayList<>();
         for (RetryJournalEntry e : entries) {
-            (fence && e.dueEpochMillis() <= now ? due : plain).add(e);
+            (e.dueEpochMillis() <= now ? due : plain).add(e);
+        }
+        if (!due.isEmpty() && lease != null && !(lease.held() && leaseLasts(c))) {
+            plain.addAll(due);
+            due.clear();
         }
         Set<CallKey> taken = new HashSet<>();
         Set<CallKey> fenced = new HashSet<>();
         if (!due.isEmpty()) {
             due.sort(byKey);
-            String text = from.markFenced() + (lease != null ? sql.leaseOutlasts : "");
-            int[] counts = mark(c, from, text, due, lease != null);
+            int[] counts = mark(c, from, from.markFenced(), due);
             for (int i = 0; i < counts.length; i++) {
                 CallKey key = due.get(i).key();
                 if (counts[i] > 0) {
@@ -485,13 +489,13 @@ public final class JdbcRetryJournal implements RetryJournal {
                 } else if (counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
                     taken.add(key);
                 } else {
-                    plain.add(due.get(i)); // 0: taken by another hand-out, or this instance's lease is too short
+                    plain.add(due.get(i)); // 0: taken by another hand-out after our SELECT
                 }
             }
         }
         if (!plain.isEmpty()) {
             plain.sort(byKey);
-            int[] counts = mark(c, from, from.mark(), plain, false);
+            int[] counts = mark(c, from, from.mark(), plain);
             for (int i = 0; i < counts.length; i++) {
                 // 0: another hand-out (of this instance, or of another survivor) took it after our SELECT
                 if (counts[i] > 0 || counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
@@ -510,14 +514,23 @@ public final class JdbcRetryJournal implements RetryJournal {
         return mine;
     }
 
+    /** @return whether this instance's lease outlasts the database's now by the fence's margin */
+    private boolean leaseLasts(Connection c) throws SQLException {
+        try (PreparedStatement st = prepare(c, sql.leaseLasts)) {
+            st.setString(1, owner);
+            st.setLong(2, lease.fenceMarginMillis());
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
     /**
      * Runs {@code text} ({@code from}'s mark, or its mark that fences) for each of {@code rows} in one batch.
      *
-     * @param withLease whether {@code text} ends with {@link JournalSql#leaseOutlasts}
      * @return the update count of each row
      */
-    private int[] mark(Connection c, Source from, String text, List<RetryJournalEntry> rows, boolean withLease)
-            throws SQLException {
+    private int[] mark(Connection c, Source from, String text, List<RetryJournalEntry> rows) throws SQLException {
         boolean own = from.owner().equals(owner);
         try (PreparedStatement st = prepare(c, text)) {
             for (RetryJournalEntry e : rows) {
@@ -533,10 +546,6 @@ public final class JdbcRetryJournal implements RetryJournal {
                     i = EntryRows.bindKey(st, 3, e.key());
                     st.setString(i, from.owner());
                     st.setString(i + 1, from.owner());
-                }
-                if (withLease) {
-                    st.setString(i + 2, owner);
-                    st.setLong(i + 3, lease.fenceMarginMillis());
                 }
                 st.addBatch();
             }

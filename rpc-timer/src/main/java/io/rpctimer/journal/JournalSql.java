@@ -76,6 +76,7 @@ final class JournalSql {
     final String unparkOne;
     final String unparkFenced;
     final String leaseOutlasts;
+    final String leaseLasts;
     final String quarantine;
     final String insertInstance;
     final String deleteInstance;
@@ -105,6 +106,8 @@ final class JournalSql {
         leaseOutlasts = " AND EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ?"
                 + " AND i.lease_until > " + now + " + ?)";
         fenceWithLease = fence + leaseOutlasts;
+        // the same check once for a page of hand-outs; parameters: this instance's owner, the margin in milliseconds
+        leaseLasts = "SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until > " + now + " + ?";
         whoHolds = "SELECT owner, run_id FROM " + callTable + " WHERE " + KEY;
         remove = "DELETE FROM " + callTable + " WHERE " + KEY + " AND owner = ?";
         release = "UPDATE " + callTable + " SET owner = '" + RELEASED + "', parked = TRUE, run_id = NULL WHERE " + KEY
@@ -139,7 +142,7 @@ final class JournalSql {
         String unparkable = " WHERE " + KEY + " AND owner = ? AND " + NOT_SCHEDULED;
         unparkOne = "UPDATE " + callTable + " SET parked = FALSE, run_id = ?" + unparkable;
         // a hand-out that is also the fence of the entry's next retry, for an entry due now: it records the retry as
-        // under way (its due time stays); with leases, leaseOutlasts is appended, as to the fence
+        // under way (its due time stays); with leases, only after leaseLasts found the lease valid in its transaction
         adoptFenced = "UPDATE " + callTable + " SET owner = ?, parked = FALSE, run_id = ?, attempt = attempt + 1"
                 + adoptable;
         unparkFenced = "UPDATE " + callTable + " SET parked = FALSE, run_id = ?, attempt = attempt + 1" + unparkable;

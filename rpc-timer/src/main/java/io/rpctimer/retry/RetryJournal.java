@@ -26,7 +26,7 @@ import java.util.concurrent.CompletionStage;
  * send the lifecycle calls {@link #fence}: one conditional write, judged by the database on the database's clock,
  * that both checks that this instance still owns the call with a valid lease and records the attempt. An instance
  * whose lease renewals have failed for most of a lease answers false to {@link #leaseHeld()} and sends nothing.
- * A {@link #claim} or {@link #unpark} may fence the entries it hands out in the statement that hands each out
+ * A {@link #claim} or {@link #unpark} may fence the entries it hands out in the transaction that hands them out
  * ({@link RetryJournalEntry#fenced()}): the first retry of such an entry needs no fence of its own if it is sent
  * within {@link #fenceValidityMillis()} of the moment the claim or unpark was called.
  *
@@ -134,8 +134,8 @@ public interface RetryJournal extends AutoCloseable {
      * surviving instance: survivors share them. Calling it again (a second reference of the service, or the periodic
      * claim) hands out only parked and newly adopted entries, never one that is scheduled now.
      *
-     * <p>An entry handed out {@link RetryJournalEntry#fenced() fenced} was fenced by the statement that handed it
-     * out, as {@link #fence} fences retry {@link RetryJournalEntry#attempt()}: the statement checked this instance's
+     * <p>An entry handed out {@link RetryJournalEntry#fenced() fenced} was fenced by the transaction that handed it
+     * out, as {@link #fence} fences retry {@link RetryJournalEntry#attempt()}: its transaction checked this instance's
      * ownership and lease on the database's clock and recorded that retry as under way (the row's next retry is
      * {@code attempt + 1}; its due time is left as it was). Its {@link Fence#OWNED} verdict holds for
      * {@link #fenceValidityMillis()} from the moment this method was called; a send later than that needs a fence.

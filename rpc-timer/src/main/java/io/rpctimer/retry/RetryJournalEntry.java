@@ -19,7 +19,7 @@ package io.rpctimer.retry;
  *                           journal parked it itself (a spill of this run), false if it is new to this run (an earlier
  *                           run's, another instance's, or adopted); false in an entry to append
  * @param fenced             in an entry {@link RetryJournal#claim} or {@link RetryJournal#unpark} hands out: true if
- *                           the statement that handed it out was also the fence of retry {@code attempt} (see
+ *                           the hand-out was also the fence of retry {@code attempt} (see
  *                           {@link RetryJournal#claim}); false in an entry to append
  */
 public record RetryJournalEntry(String retryId, String application, String serviceKey, String method,

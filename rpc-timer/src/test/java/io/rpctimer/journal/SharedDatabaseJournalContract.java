@@ -138,8 +138,8 @@ abstract class SharedDatabaseJournalContract {
     }
 
     /**
-     * The adoption of a call already due is also the fence of its next retry: the adopting statement checks, on the
-     * database's clock, that the adopter's lease outlasts the send, and records the retry. A call due later is adopted
+     * The adoption of a call already due is also the fence of its next retry: its transaction checks, on the
+     * database's clock, that the adopter's lease outlasts the send, and the adopting statement records the retry. A call due later is adopted
      * unfenced, and so is one adopted while the adopter's lease is too short to fence: it is adopted, not left.
      */
     @Test
