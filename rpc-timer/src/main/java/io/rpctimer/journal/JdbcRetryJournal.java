@@ -129,6 +129,14 @@ public final class JdbcRetryJournal implements RetryJournal {
         try {
             return writer.submitAndWait(JournalWrite.append(entry, parked)) == JournalWrite.Outcome.DUPLICATE
                     ? Append.DUPLICATE : Append.APPENDED;
+        } catch (RetryJournalException e) {
+            if (!parked || !e.maybeWritten()) {
+                throw e;
+            }
+            // it may commit after an unpark that found no parked entry: once its outcome is known, and before the
+            // caller learns it, the next unpark reads own entries again
+            throw new RetryJournalException(e.getMessage(), e.getCause(),
+                    e.resolution().whenComplete((written, failure) -> cursors.parked()));
         } finally {
             if (parked) {
                 cursors.parked(); // after the commit (or its unknown outcome): the next unpark reads own entries

@@ -91,6 +91,13 @@ final class ParkedCalls {
         mayHoldParked = true;
     }
 
+    /** A call parked as maybe written turned out written: unpark it if there is room, as after a park. */
+    void parkedLater() {
+        parks.incrementAndGet();
+        mayHoldParked = true;
+        maybeUnpark();
+    }
+
     /** A call parked as maybe written turned out not written: it is no longer this reference's parked call. */
     void unparkedInMemory() {
         parked.updateAndGet(n -> n > 0 ? n - 1 : 0);

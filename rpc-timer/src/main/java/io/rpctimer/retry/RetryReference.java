@@ -234,7 +234,8 @@ public final class RetryReference<P> {
     /** A park whose write's outcome was unknown is settled: a call the journal does not hold goes on in memory. */
     private void parkSettled(RetryCall<P> call, long delayNanos, Boolean written) {
         if (Boolean.TRUE.equals(written)) {
-            return; // parked: an unpark or a claim takes it
+            parked.parkedLater(); // an unpark that ran before the write took effect did not find it
+            return;
         }
         if (written == null) {
             System.getLogger(RetryReference.class.getName()).log(System.Logger.Level.WARNING, "wheelfailback {0}"

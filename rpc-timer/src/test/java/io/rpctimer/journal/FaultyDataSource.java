@@ -44,6 +44,15 @@ final class FaultyDataSource implements DataSource {
         this.mode = mode;
     }
 
+    /** The next commit, whichever connection makes it, blocks until {@link #heal}; the others go on. */
+    void hangNextCommit() {
+        healed = new CountDownLatch(1);
+        commitsToHang.set(1);
+    }
+
+    private final java.util.concurrent.atomic.AtomicInteger commitsToHang =
+            new java.util.concurrent.atomic.AtomicInteger();
+
     void heal() {
         mode = Mode.HEALTHY;
         healed.countDown();
@@ -91,6 +100,9 @@ final class FaultyDataSource implements DataSource {
             }
             if (name.startsWith("execute") && runtimeFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new IllegalStateException("connection pool shut down (injected)");
+            }
+            if (name.equals("commit") && commitsToHang.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                healed.await();
             }
             if (name.equals("commit") && commits.incrementAndGet() == failCommit) {
                 throw new SQLException("connection reset during commit (injected)", "08006");

@@ -206,6 +206,24 @@ class JdbcRetryJournalTest {
         assertEquals(List.of("p2"), ids(j.unpark(APP, SVC, 10)));
     }
 
+    /**
+     * A park whose commit outlasted its write timeout may commit after an unpark that read every own entry and found
+     * none: once its outcome is known, the next unpark reads own entries again.
+     */
+    @Test
+    void aParkThatCommitsAfterAnUnparkFoundNoEntry_isFoundByTheNextUnpark() throws Exception {
+        JdbcRetryJournal j = journal("a", Duration.ofMillis(300));
+        assertEquals(List.of(), j.unpark(APP, SVC, 10));
+        db.hangNextCommit();
+        RetryJournalException slow = assertThrows(RetryJournalException.class, () -> j.append(entry("p1", 0), true));
+        assertTrue(slow.maybeWritten());
+        assertEquals(List.of(), j.unpark(APP, SVC, 10), "not committed yet");
+
+        db.heal();
+        assertEquals(true, slow.resolution().toCompletableFuture().get(10, TimeUnit.SECONDS));
+        assertEquals(List.of("p1"), ids(j.unpark(APP, SVC, 10)));
+    }
+
     @Test
     void aClaimReadsOwnEntriesFromTheStart_whateverTheUnparksLearnt() throws Exception {
         JdbcRetryJournal j = journal("a");

@@ -37,11 +37,24 @@ final class FakeJournal implements RetryJournal {
     volatile long fenceValidityMillis = Long.MAX_VALUE;
     /** Runs once inside the next unpark, after the journal chose what to hand out: a concurrent step. */
     volatile Runnable onUnpark;
+    /**
+     * The next append times out as maybe written, its row not there yet; {@link #commitLate} writes it and completes
+     * this outcome, as a commit that lands after its caller stopped waiting.
+     */
+    volatile CompletableFuture<Boolean> lateCommit;
+    private Held late;
 
     @Override
     public synchronized Append append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
         fail("append " + entry.retryId());
         log.add((parked ? "park " : "append ") + entry.retryId());
+        CompletableFuture<Boolean> commit = lateCommit;
+        if (commit != null) {
+            lateCommit = null;
+            late = new Held(entry, parked, parked);
+            throw new RetryJournalException("fake journal slow: append " + entry.retryId(),
+                    new java.util.concurrent.TimeoutException("under way (test)"), commit);
+        }
         if (entries.containsKey(entry.retryId())) {
             return Append.DUPLICATE;
         }
@@ -136,6 +149,15 @@ final class FakeJournal implements RetryJournal {
             hook.run();
         }
         return out;
+    }
+
+    /** The append that timed out as maybe written commits now, and its caller's outcome says so. */
+    void commitLate(CompletableFuture<Boolean> commit) {
+        synchronized (this) {
+            entries.put(late.entry().retryId(), late);
+            late = null;
+        }
+        commit.complete(true);
     }
 
     synchronized long parkedCount() {

@@ -55,6 +55,33 @@ class SpillTest {
         assertEquals(0, rig.reference.state().parked());
     }
 
+    /**
+     * A park whose write timed out may commit after an unpark that found no parked call in the journal: once the
+     * write is known to have taken effect, the call is unparked as room allows, not left for the next claim.
+     */
+    @Test
+    void aParkThatCommitsAfterAnUnparkFoundNothing_isUnparkedOnceItsWriteIsKnown() {
+        LifecycleRig rig = spilling(true);
+        rig.admit("c1");
+        rig.admit("c2");
+        java.util.concurrent.CompletableFuture<Boolean> commit = new java.util.concurrent.CompletableFuture<>();
+        rig.journal.lateCommit = commit;
+        Admission c3 = rig.admit("c3");
+        assertEquals(Admission.Kind.PARKED, c3.kind(), "maybe written: kept, not rejected");
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.sent.get(0).deliver(); // room frees while the park is not committed yet
+        rig.run();
+        assertEquals(List.of("unpark 0"), rig.journal.log.stream().filter(l -> l.startsWith("unpark")).toList());
+
+        rig.journal.commitLate(commit);
+        rig.run();
+        rig.advance(1, TimeUnit.MILLISECONDS);
+        assertEquals("c3", rig.lastSent().call().retryId(), "unparked once its write was known: " + rig.journal.log);
+        rig.lastSent().deliver();
+        rig.run();
+        assertEquals(RetryOutcome.DELIVERED, outcomeOf(c3).outcome());
+    }
+
     @Test
     void journalFailsToUnparkAtTheLastOutcome_triedAgainASecondLater() {
         LifecycleRig rig = spilling(true);
