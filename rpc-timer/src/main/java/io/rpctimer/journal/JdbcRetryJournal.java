@@ -463,7 +463,8 @@ public final class JdbcRetryJournal implements RetryJournal {
      * outlast the database's now by the fence's margin: only this instance shortens its lease (giving it up when it
      * closes), so no other instance can adopt what the page marks before the margin has passed, which is what a
      * fence's verdict promises. Otherwise (the lease too short) the page is marked without a fence. A count the
-     * driver does not report ({@code SUCCESS_NO_INFO}) is taken as marked, not fenced: the send's own fence decides.
+     * driver does not report ({@code SUCCESS_NO_INFO}) is taken as marked, not fenced: the send's own fence decides
+     * (it records the same retry).
      *
      * @return the entries marked, in claim order, those fenced {@link RetryJournalEntry#fenced()}
      */
@@ -496,9 +497,7 @@ public final class JdbcRetryJournal implements RetryJournal {
                     fenced.add(key);
                 } else if (counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
                     taken.add(key);
-                } else {
-                    plain.add(due.get(i)); // 0: taken by another hand-out after our SELECT
-                }
+                } // 0: another hand-out took it after our SELECT, as below
             }
         }
         if (!plain.isEmpty()) {
