@@ -62,9 +62,11 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
     private volatile int attempt;
     private volatile String lastProvider;
     private volatile String lastFailure;
-    /** The retry the journal's hand-out fenced, 0 for none, and when that hand-out was asked for (nanoTime). */
-    private volatile int fencedAttempt;
-    private volatile long fencedNanos;
+    /**
+     * When the journal's hand-out that fenced this call's next retry was asked for ({@link System#nanoTime()}), one
+     * object shared by the calls of that hand-out; null once that retry went (or if none was fenced).
+     */
+    private volatile Long fencedAt;
     volatile Timeout timeout;
     /** Links in the reference's {@link PendingCalls}; null when the call is not in it. Guarded by its stripe. */
     RetryCall<?> prevPending;
@@ -124,23 +126,16 @@ final class RetryCall<P> implements FailedCall<P>, TimerTask {
     }
 
     /**
-     * @param attempt    the retry the hand-out that scheduled this call fenced ({@link RetryJournalEntry#fenced()}),
-     *                   or 0 once it is used
-     * @param askedNanos when that hand-out was asked for ({@link System#nanoTime()})
+     * @param askedNanos when the hand-out that scheduled this call and fenced its next retry was asked for ({@link
+     *                   System#nanoTime()}); null once that retry has gone, or failed without going
      */
-    void fencedAhead(int attempt, long askedNanos) {
-        this.fencedNanos = askedNanos;
-        this.fencedAttempt = attempt;
+    void fencedAt(Long askedNanos) {
+        this.fencedAt = askedNanos;
     }
 
-    /** @return whether retry {@code attempt} was fenced by the hand-out that scheduled this call */
-    boolean fencedAheadFor(int attempt) {
-        return attempt > 0 && fencedAttempt == attempt;
-    }
-
-    /** @return when the hand-out that fenced a retry of this call was asked for ({@link System#nanoTime()}) */
-    long fencedAhead() {
-        return fencedNanos;
+    /** @return when the hand-out that fenced this call's next retry was asked for; null if none did */
+    Long fencedAt() {
+        return fencedAt;
     }
 
     @Override

@@ -383,8 +383,9 @@ public final class RetryReference<P> {
             defer(call, attempt);
             return;
         }
-        if (call.fencedAheadFor(attempt) && journal.stillValid(call.fencedAhead())) {
-            call.fencedAhead(0, 0);
+        Long fencedAt = call.fencedAt();
+        if (fencedAt != null && journal.stillValid(fencedAt)) {
+            call.fencedAt(null);
             send(call, attempt); // the hand-out that scheduled the call fenced this retry
             return;
         }
@@ -486,6 +487,7 @@ public final class RetryReference<P> {
         if (!inFlight(call, attempt)) {
             return; // handed over meanwhile
         }
+        call.fencedAt(null); // the hand-out's fence was for this retry at most
         if (result.isDelivered()) {
             finish(call, RetryEvent.Type.DELIVERED, attempt, result.provider(), null, null);
             return;
@@ -650,6 +652,7 @@ public final class RetryReference<P> {
      * @return the calls scheduled that are new to this reference
      */
     private int scheduleAll(GuardedJournal.Claimed handedOut) {
+        Long askedNanos = handedOut.askedNanos(); // one object for the batch: no field of its own in each call
         Map<CallKey, RetryCall<P>> inMemory = null;
         int resumed = 0;
         for (RetryJournalEntry entry : handedOut.entries()) {
@@ -669,7 +672,7 @@ public final class RetryReference<P> {
                             serviceKey, entry.retryId(), entry.attempt());
                 }
             }
-            resumed += schedule(entry, ours, handle, handedOut.askedNanos()) ? 1 : 0;
+            resumed += schedule(entry, ours, handle, askedNanos) ? 1 : 0;
         }
         return resumed;
     }
@@ -706,7 +709,7 @@ public final class RetryReference<P> {
      * @return true if it is a call new to this reference; false if it is {@code ours}, or it is unreadable
      */
     private boolean schedule(RetryJournalEntry entry, boolean ours, CompletableFuture<CallOutcome> handle,
-                             long askedNanos) {
+                             Long askedNanos) {
         P payload;
         try {
             payload = decoder.decode(entry);
@@ -730,7 +733,7 @@ public final class RetryReference<P> {
         call.progress(entry.attempt() - 1, FailureText.shared(entry.lastProvider()),
                 FailureText.shared(entry.lastFailure()));
         if (entry.fenced()) {
-            call.fencedAhead(entry.attempt(), askedNanos);
+            call.fencedAt(askedNanos); // for retry entry.attempt(), the first this call dispatches
         }
         pending.incrementAndGet();
         calls.add(call);
