@@ -473,8 +473,6 @@ public final class JdbcRetryJournal implements RetryJournal {
         if (entries.isEmpty()) {
             return entries;
         }
-        Comparator<RetryJournalEntry> byKey = Comparator.comparing(RetryJournalEntry::retryId)
-                .thenComparing(RetryJournalEntry::method);
         long now = System.currentTimeMillis();
         List<RetryJournalEntry> due = new ArrayList<>();
         List<RetryJournalEntry> plain = new ArrayList<>();
@@ -487,29 +485,8 @@ public final class JdbcRetryJournal implements RetryJournal {
         }
         Set<CallKey> taken = new HashSet<>();
         Set<CallKey> fenced = new HashSet<>();
-        if (!due.isEmpty()) {
-            due.sort(byKey);
-            int[] counts = mark(c, from, from.markFenced(), due);
-            for (int i = 0; i < counts.length; i++) {
-                CallKey key = due.get(i).key();
-                if (counts[i] > 0) {
-                    taken.add(key);
-                    fenced.add(key);
-                } else if (counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
-                    taken.add(key);
-                } // 0: another hand-out took it after our SELECT, as below
-            }
-        }
-        if (!plain.isEmpty()) {
-            plain.sort(byKey);
-            int[] counts = mark(c, from, from.mark(), plain);
-            for (int i = 0; i < counts.length; i++) {
-                // 0: another hand-out (of this instance, or of another survivor) took it after our SELECT
-                if (counts[i] > 0 || counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
-                    taken.add(plain.get(i).key());
-                }
-            }
-        }
+        mark(c, from, from.markFenced(), due, taken, fenced);
+        mark(c, from, from.mark(), plain, taken, null);
         List<RetryJournalEntry> mine = new ArrayList<>(taken.size());
         for (RetryJournalEntry e : entries) {
             if (fenced.contains(e.key())) {
@@ -533,12 +510,19 @@ public final class JdbcRetryJournal implements RetryJournal {
     }
 
     /**
-     * Runs {@code text} ({@code from}'s mark, or its mark that fences) for each of {@code rows} in one batch.
-     *
-     * @return the update count of each row
+     * Runs {@code text} ({@code from}'s mark, or its mark that fences) for each of {@code rows} in one batch, in
+     * primary-key order, and adds the keys of the rows it took to {@code taken}, and of those it surely took to {@code
+     * fenced}, if given. A row it did not take was taken by another hand-out (of this instance, or of another
+     * survivor) after our SELECT.
      */
-    private int[] mark(Connection c, Source from, String text, List<RetryJournalEntry> rows) throws SQLException {
+    private void mark(Connection c, Source from, String text, List<RetryJournalEntry> rows, Set<CallKey> taken,
+                      Set<CallKey> fenced) throws SQLException {
+        if (rows.isEmpty()) {
+            return;
+        }
+        rows.sort(Comparator.comparing(RetryJournalEntry::retryId).thenComparing(RetryJournalEntry::method));
         boolean own = from.owner().equals(owner);
+        int[] counts;
         try (PreparedStatement st = prepare(c, text)) {
             for (RetryJournalEntry e : rows) {
                 int i;
@@ -556,7 +540,18 @@ public final class JdbcRetryJournal implements RetryJournal {
                 }
                 st.addBatch();
             }
-            return st.executeBatch();
+            counts = st.executeBatch();
+        }
+        for (int i = 0; i < counts.length; i++) {
+            CallKey key = rows.get(i).key();
+            if (counts[i] > 0) {
+                taken.add(key);
+                if (fenced != null) {
+                    fenced.add(key);
+                }
+            } else if (counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
+                taken.add(key); // not known to be fenced: the send's own fence decides
+            }
         }
     }
 

@@ -75,7 +75,6 @@ final class JournalSql {
     final String adoptFenced;
     final String unparkOne;
     final String unparkFenced;
-    final String leaseOutlasts;
     final String leaseLasts;
     final String quarantine;
     final String insertInstance;
@@ -101,13 +100,10 @@ final class JournalSql {
         // one statement on the database's clock; adopt checks the opposite, so the two never both succeed
         fence = "UPDATE " + callTable + " SET attempt = ?, due_at = ?, last_provider = ?, last_failure = ?,"
                 + " parked = FALSE WHERE " + KEY + " AND owner = ? AND run_id = ?";
-        // appended to a statement that fences: this instance's lease outlasts the database's now by the margin;
-        // parameters: this instance's owner, the margin in milliseconds
-        leaseOutlasts = " AND EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ?"
-                + " AND i.lease_until > " + now + " + ?)";
-        fenceWithLease = fence + leaseOutlasts;
-        // the same check once for a page of hand-outs; parameters: this instance's owner, the margin in milliseconds
+        // this instance's lease outlasts the database's now by the margin: inside each fence, and once for a page of
+        // hand-outs; parameters: this instance's owner, the margin in milliseconds
         leaseLasts = "SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until > " + now + " + ?";
+        fenceWithLease = fence + " AND EXISTS (" + leaseLasts + ")";
         whoHolds = "SELECT owner, run_id FROM " + callTable + " WHERE " + KEY;
         remove = "DELETE FROM " + callTable + " WHERE " + KEY + " AND owner = ?";
         release = "UPDATE " + callTable + " SET owner = '" + RELEASED + "', parked = TRUE, run_id = NULL WHERE " + KEY
