@@ -15,8 +15,10 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
@@ -483,6 +485,9 @@ public final class JdbcRetryJournal implements RetryJournal {
             plain.addAll(due);
             due.clear();
         }
+        if (sql.dialect.keyArrays()) {
+            return markPage(c, from, entries, now, !due.isEmpty());
+        }
         Set<CallKey> taken = new HashSet<>();
         Set<CallKey> fenced = new HashSet<>();
         mark(c, from, from.markFenced(), due, taken, fenced);
@@ -493,6 +498,55 @@ public final class JdbcRetryJournal implements RetryJournal {
                 mine.add(e.asFenced());
             } else if (taken.contains(e.key())) {
                 mine.add(e);
+            }
+        }
+        return mine;
+    }
+
+    /**
+     * Marks a page as {@link #markScheduled} does, in one statement: {@code from}'s page mark with the page's keys as
+     * arrays, fencing the entries due by {@code now} if {@code fence}.
+     *
+     * @return the entries marked, in claim order, those fenced {@link RetryJournalEntry#fenced()}
+     */
+    private List<RetryJournalEntry> markPage(Connection c, Source from, List<RetryJournalEntry> entries, long now,
+                                             boolean fence) throws SQLException {
+        boolean own = from.owner().equals(owner);
+        String[] methods = new String[entries.size()];
+        String[] retryIds = new String[entries.size()];
+        for (int i = 0; i < methods.length; i++) {
+            methods[i] = entries.get(i).method();
+            retryIds[i] = entries.get(i).retryId();
+        }
+        RetryJournalEntry first = entries.get(0);
+        Map<CallKey, Boolean> taken = new HashMap<>();
+        try (PreparedStatement st = prepare(c, own ? sql.unparkPage : sql.adoptPage)) {
+            st.setLong(1, now);
+            st.setInt(2, fence ? 1 : 0);
+            int i = 3;
+            if (!own) {
+                st.setString(i++, owner);
+            }
+            st.setString(i++, runId);
+            st.setString(i++, first.application());
+            st.setString(i++, first.serviceKey());
+            st.setArray(i++, c.createArrayOf("varchar", methods));
+            st.setArray(i++, c.createArrayOf("varchar", retryIds));
+            st.setString(i++, from.owner());
+            st.setString(i, own ? runId : from.owner());
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    CallKey key = new CallKey(first.application(), first.serviceKey(), rs.getString(1),
+                            rs.getString(2));
+                    taken.put(key, fence && rs.getLong(3) <= now);
+                }
+            }
+        }
+        List<RetryJournalEntry> mine = new ArrayList<>(taken.size());
+        for (RetryJournalEntry e : entries) {
+            Boolean fenced = taken.get(e.key());
+            if (fenced != null) {
+                mine.add(fenced ? e.asFenced() : e);
             }
         }
         return mine;

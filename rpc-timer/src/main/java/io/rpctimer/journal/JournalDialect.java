@@ -13,24 +13,27 @@ import java.util.Locale;
 public enum JournalDialect {
 
     /** H2 2.x: the embedded default. */
-    H2("VARBINARY", true, false, "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)"),
+    H2("VARBINARY", true, false, false, "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)"),
     /** PostgreSQL 9.5 and later: the fleet's shared database. */
-    POSTGRESQL("BYTEA", true, true, "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
+    POSTGRESQL("BYTEA", true, true, true, "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
     /**
      * MySQL 8 and MariaDB (MySQL's driver reports both as MySQL): the same SQL except the index creation and the
      * clock. Tested on MariaDB 10.11 through MySQL Connector/J, not on Oracle's MySQL server.
      */
-    MYSQL("LONGBLOB", false, true, "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
+    MYSQL("LONGBLOB", false, true, false, "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
 
     private final String binaryType;
     private final boolean indexIfNotExists;
     private final boolean skipLocked;
+    private final boolean keyArrays;
     private final String nowMillis;
 
-    JournalDialect(String binaryType, boolean indexIfNotExists, boolean skipLocked, String nowMillis) {
+    JournalDialect(String binaryType, boolean indexIfNotExists, boolean skipLocked, boolean keyArrays,
+                   String nowMillis) {
         this.binaryType = binaryType;
         this.indexIfNotExists = indexIfNotExists;
         this.skipLocked = skipLocked;
+        this.keyArrays = keyArrays;
         this.nowMillis = nowMillis;
     }
 
@@ -50,6 +53,14 @@ public enum JournalDialect {
      */
     boolean skipLocked() {
         return skipLocked;
+    }
+
+    /**
+     * @return true if a statement can take a page's keys as two array parameters ({@code unnest(?, ?)}, PostgreSQL):
+     *     a hand-out then marks its page with one {@code UPDATE ... RETURNING} instead of one per entry
+     */
+    boolean keyArrays() {
+        return keyArrays;
     }
 
     /**

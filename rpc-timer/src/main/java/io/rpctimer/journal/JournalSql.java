@@ -75,6 +75,8 @@ final class JournalSql {
     final String adoptFenced;
     final String unparkOne;
     final String unparkFenced;
+    final String adoptPage;
+    final String unparkPage;
     final String leaseLasts;
     final String quarantine;
     final String insertInstance;
@@ -132,11 +134,23 @@ final class JournalSql {
         // a dead owner's page, locked as it is read where the database can skip rows another survivor is taking
         selectAdoptable = selectParked + (dialect.skipLocked() ? " FOR UPDATE SKIP LOCKED" : "");
         // the lease is checked again inside the UPDATE: an owner that renewed since the SELECT keeps its calls
-        String adoptable = " WHERE " + KEY + " AND owner = ? AND NOT EXISTS (SELECT 1 FROM " + instanceTable
+        String expired = " AND owner = ? AND NOT EXISTS (SELECT 1 FROM " + instanceTable
                 + " i WHERE i.owner = ? AND i.lease_until >= " + now + ")";
+        String adoptable = " WHERE " + KEY + expired;
         adoptOne = "UPDATE " + callTable + " SET owner = ?, parked = FALSE, run_id = ?" + adoptable;
-        String unparkable = " WHERE " + KEY + " AND owner = ? AND " + NOT_SCHEDULED;
+        String notScheduled = " AND owner = ? AND " + NOT_SCHEDULED;
+        String unparkable = " WHERE " + KEY + notScheduled;
         unparkOne = "UPDATE " + callTable + " SET parked = FALSE, run_id = ?" + unparkable;
+        // PostgreSQL: a page marked by one statement, its keys as two arrays (methods, retry ids); an entry due by
+        // the first parameter (epoch ms) is fenced as by adoptFenced if the second is 1 (0: none is); the keys it
+        // took come back with their due time
+        String page = " WHERE application = ? AND service_key = ? AND (method, retry_id) IN (SELECT * FROM unnest("
+                + "CAST(? AS VARCHAR[]), CAST(? AS VARCHAR[])))";
+        String fencing = "attempt = attempt + CASE WHEN due_at <= ? THEN ? ELSE 0 END";
+        adoptPage = "UPDATE " + callTable + " SET " + fencing + ", owner = ?, parked = FALSE, run_id = ?" + page
+                + expired + " RETURNING method, retry_id, due_at";
+        unparkPage = "UPDATE " + callTable + " SET " + fencing + ", parked = FALSE, run_id = ?" + page + notScheduled
+                + " RETURNING method, retry_id, due_at";
         // a hand-out that is also the fence of the entry's next retry, for an entry due now: it records the retry as
         // under way (its due time stays); with leases, only after leaseLasts found the lease valid in its transaction
         adoptFenced = "UPDATE " + callTable + " SET owner = ?, parked = FALSE, run_id = ?, attempt = attempt + 1"

@@ -32,7 +32,8 @@ import java.util.function.IntSupplier;
  */
 final class ParkedCalls {
 
-    private static final int UNPARK_BATCH = 256;
+    /** A page of the JDBC journal: one unpark is then one page's transaction. */
+    private static final int UNPARK_BATCH = 2_000;
     /** How long room that is less than a batch waits for more before an unpark takes what there is. */
     static final long GATHER_MILLIS = 20;
     /** After an unpark the journal refused, when to try again if no outcome comes first. */

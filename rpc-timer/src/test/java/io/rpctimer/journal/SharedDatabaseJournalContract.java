@@ -173,6 +173,29 @@ abstract class SharedDatabaseJournalContract {
         assertEquals(RetryJournal.Fence.ADOPTED, done(back.fence(key("r00"), 1, now, null, null)));
     }
 
+    /**
+     * An unpark of this instance's own parked calls marks them as an adoption does: one already due is fenced by the
+     * unpark (its retry recorded as under way), one due later is not, and a second unpark hands out neither.
+     */
+    @Test
+    void anUnparkedCallAlreadyDue_isFencedByItsUnpark_andOneDueLaterIsNot() throws Exception {
+        JdbcRetryJournal a = journal(database(), "a", Duration.ofSeconds(60));
+        long now = System.currentTimeMillis();
+        a.append(entry("r00", now - 1_000), true);
+        a.append(entry("r01", now + 600_000), true);
+
+        List<RetryJournalEntry> out = a.unpark(APP, SVC, 10);
+
+        assertEquals(List.of("r00", "r01"), ids(out));
+        assertEquals(List.of(true, false), out.stream().map(RetryJournalEntry::fenced).toList());
+        assertEquals(2, count("SELECT attempt FROM " + prefix + "call WHERE retry_id = ?", "r00"),
+                "the unpark recorded retry 1 as under way");
+        assertEquals(1, count("SELECT attempt FROM " + prefix + "call WHERE retry_id = ?", "r01"));
+        assertEquals(List.of(), a.unpark(APP, SVC, 10), "handed out once");
+        assertEquals(RetryJournal.Fence.OWNED, done(a.fence(key("r00"), 1, now, null, null)),
+                "the send's own fence of the same retry agrees");
+    }
+
     private static List<String> range(int from, int to) {
         List<String> ids = new ArrayList<>();
         for (int i = from; i < to; i++) {
