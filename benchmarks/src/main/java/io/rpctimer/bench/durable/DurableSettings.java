@@ -48,7 +48,7 @@ record DurableSettings(int calls, int warmup, int rounds, List<Integer> instance
         int calls = a.intOption("calls", full ? 100_000 : 10_000, 1);
         List<Integer> instances = Arrays.stream(a.option("instances", "1,2,4").split(","))
                 .map(String::trim).map(Integer::parseInt).toList();
-        return new DurableSettings(calls, a.intOption("warmup", Math.min(20_000, Math.max(1, calls / 5)), 0),
+        return new DurableSettings(calls, a.intOption("warmup", calls, 0),
                 a.intOption("rounds", full ? 3 : 1, 1), instances, DrainWorker.rpcTuning(a), DrainWorker.dbTuning(a),
                 jvmArgs(a.option("jfr", null)), a.params(),
                 Duration.ofMinutes(a.intOption("limitminutes", 20, 1)));
