@@ -456,9 +456,10 @@ public final class JdbcRetryJournal implements RetryJournal {
     }
 
     /**
-     * Marks {@code entries} (one page of {@code from}'s, in claim order) scheduled by this run, and this instance's,
-     * in primary-key order: consecutive updates then fall on the same B-tree pages, which H2 rewrites once instead of
-     * once per entry. A dead owner's entry is taken only while its lease is still expired.
+     * Marks {@code entries} (one page of {@code from}'s, in claim order) scheduled by this run, and this instance's:
+     * on PostgreSQL with one statement ({@link #markPage}), elsewhere with one per entry in primary-key order, so
+     * that consecutive updates fall on the same B-tree pages, which H2 rewrites once instead of once per entry. A dead
+     * owner's entry is taken only while its lease is still expired.
      *
      * <p>An entry already due is marked by the statement that also fences its next retry, so that its first send
      * needs no write of its own. With a lease, that is once the page's transaction found this instance's lease to
@@ -485,32 +486,31 @@ public final class JdbcRetryJournal implements RetryJournal {
             plain.addAll(due);
             due.clear();
         }
+        // each key taken, with whether its retry was surely fenced
+        Map<CallKey, Boolean> taken = new HashMap<>();
         if (sql.dialect.keyArrays()) {
-            return markPage(c, from, entries, now, !due.isEmpty());
+            markPage(c, from, entries, now, !due.isEmpty(), taken);
+        } else {
+            mark(c, from, from.markFenced(), due, taken, true);
+            mark(c, from, from.mark(), plain, taken, false);
         }
-        Set<CallKey> taken = new HashSet<>();
-        Set<CallKey> fenced = new HashSet<>();
-        mark(c, from, from.markFenced(), due, taken, fenced);
-        mark(c, from, from.mark(), plain, taken, null);
         List<RetryJournalEntry> mine = new ArrayList<>(taken.size());
         for (RetryJournalEntry e : entries) {
-            if (fenced.contains(e.key())) {
-                mine.add(e.asFenced());
-            } else if (taken.contains(e.key())) {
-                mine.add(e);
+            Boolean fenced = taken.get(e.key());
+            if (fenced != null) {
+                mine.add(fenced ? e.asFenced() : e);
             }
         }
         return mine;
     }
 
     /**
-     * Marks a page as {@link #markScheduled} does, in one statement: {@code from}'s page mark with the page's keys as
-     * arrays, fencing the entries due by {@code now} if {@code fence}.
-     *
-     * @return the entries marked, in claim order, those fenced {@link RetryJournalEntry#fenced()}
+     * Marks a page as {@link #markScheduled} does, in one statement ({@code from}'s page mark, the page's keys as
+     * arrays), fencing the entries due by {@code now} if {@code fence}, and puts the keys it took into {@code taken},
+     * each with whether it was fenced.
      */
-    private List<RetryJournalEntry> markPage(Connection c, Source from, List<RetryJournalEntry> entries, long now,
-                                             boolean fence) throws SQLException {
+    private void markPage(Connection c, Source from, List<RetryJournalEntry> entries, long now, boolean fence,
+                          Map<CallKey, Boolean> taken) throws SQLException {
         boolean own = from.owner().equals(owner);
         String[] methods = new String[entries.size()];
         String[] retryIds = new String[entries.size()];
@@ -519,7 +519,6 @@ public final class JdbcRetryJournal implements RetryJournal {
             retryIds[i] = entries.get(i).retryId();
         }
         RetryJournalEntry first = entries.get(0);
-        Map<CallKey, Boolean> taken = new HashMap<>();
         try (PreparedStatement st = prepare(c, own ? sql.unparkPage : sql.adoptPage)) {
             st.setLong(1, now);
             st.setInt(2, fence ? 1 : 0);
@@ -536,20 +535,11 @@ public final class JdbcRetryJournal implements RetryJournal {
             st.setString(i, own ? runId : from.owner());
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    CallKey key = new CallKey(first.application(), first.serviceKey(), rs.getString(1),
-                            rs.getString(2));
-                    taken.put(key, fence && rs.getLong(3) <= now);
+                    taken.put(new CallKey(first.application(), first.serviceKey(), rs.getString(1), rs.getString(2)),
+                            fence && rs.getLong(3) <= now);
                 }
             }
         }
-        List<RetryJournalEntry> mine = new ArrayList<>(taken.size());
-        for (RetryJournalEntry e : entries) {
-            Boolean fenced = taken.get(e.key());
-            if (fenced != null) {
-                mine.add(fenced ? e.asFenced() : e);
-            }
-        }
-        return mine;
     }
 
     /** @return whether this instance's lease outlasts the database's now by the fence's margin */
@@ -565,12 +555,12 @@ public final class JdbcRetryJournal implements RetryJournal {
 
     /**
      * Runs {@code text} ({@code from}'s mark, or its mark that fences) for each of {@code rows} in one batch, in
-     * primary-key order, and adds the keys of the rows it took to {@code taken}, and of those it surely took to {@code
-     * fenced}, if given. A row it did not take was taken by another hand-out (of this instance, or of another
-     * survivor) after our SELECT.
+     * primary-key order, and puts the keys of the rows it took into {@code taken}: fenced if {@code fences} and the
+     * driver reported the row's count. A row it did not take was taken by another hand-out (of this instance, or of
+     * another survivor) after our SELECT.
      */
-    private void mark(Connection c, Source from, String text, List<RetryJournalEntry> rows, Set<CallKey> taken,
-                      Set<CallKey> fenced) throws SQLException {
+    private void mark(Connection c, Source from, String text, List<RetryJournalEntry> rows,
+                      Map<CallKey, Boolean> taken, boolean fences) throws SQLException {
         if (rows.isEmpty()) {
             return;
         }
@@ -599,12 +589,9 @@ public final class JdbcRetryJournal implements RetryJournal {
         for (int i = 0; i < counts.length; i++) {
             CallKey key = rows.get(i).key();
             if (counts[i] > 0) {
-                taken.add(key);
-                if (fenced != null) {
-                    fenced.add(key);
-                }
+                taken.put(key, fences);
             } else if (counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
-                taken.add(key); // not known to be fenced: the send's own fence decides
+                taken.put(key, false); // not known to be fenced: the send's own fence decides
             }
         }
     }
