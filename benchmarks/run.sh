@@ -34,7 +34,7 @@
 #
 # Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 32 min (its case 1 alone: 4 / 26) (the same on --jdk),
 # failback 2 / 3 min, happypath 7 / 15 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster),
-# durable 8 / 60 min, million 6 / 40 min.
+# durable 2 / 11 min, million 4 / 11 min.
 #
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
 # record how much CPU other processes used, but on two cores anything else running skews the numbers.
