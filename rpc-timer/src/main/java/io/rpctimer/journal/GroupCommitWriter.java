@@ -2,6 +2,7 @@ package io.rpctimer.journal;
 
 import io.rpctimer.journal.JournalWrite.Outcome;
 import io.rpctimer.journal.JournalWrite.OutcomeUnknown;
+import io.rpctimer.retry.CallKey;
 import io.rpctimer.retry.RetryJournalException;
 import io.rpctimer.wheel.FailureLog;
 import java.sql.BatchUpdateException;
@@ -58,6 +59,8 @@ final class GroupCommitWriter implements AutoCloseable {
     private final JournalSql sql;
     private final String owner;
     private final String runId;
+    /** Without a lease, the marks that also tell which calls this run holds; null with a lease. */
+    private final HandOutMarks marks;
     private final String storeName;
     /** With a lease, how long the lease must outlast a fence, in milliseconds; 0 without a lease. */
     private final long fenceMarginMillis;
@@ -84,12 +87,14 @@ final class GroupCommitWriter implements AutoCloseable {
     /** Per kind of write, its statements, executed in order (a bury has three; the others one). */
     private final Map<JournalWrite.Kind, List<PreparedStatement>> statements = new EnumMap<>(JournalWrite.Kind.class);
 
-    GroupCommitWriter(DataSource dataSource, JournalSql sql, String owner, String runId, String storeName,
-                      long fenceMarginMillis, int maxBatch, int queueCapacity, long timeoutMillis) {
+    /** @param marks the journal's marks if its statements are {@link JournalSql#marked}, else null */
+    GroupCommitWriter(DataSource dataSource, JournalSql sql, String owner, String runId, HandOutMarks marks,
+                      String storeName, long fenceMarginMillis, int maxBatch, int queueCapacity, long timeoutMillis) {
         this.dataSource = dataSource;
         this.sql = sql;
         this.owner = owner;
         this.runId = runId;
+        this.marks = marks;
         this.storeName = storeName;
         this.fenceMarginMillis = fenceMarginMillis;
         this.maxBatch = maxBatch;
@@ -411,12 +416,16 @@ final class GroupCommitWriter implements AutoCloseable {
                 st.setLong(2, w.dueEpochMillis);
                 st.setString(3, EntryRows.bounded(w.lastProvider, JournalSql.PROVIDER_CHARS));
                 st.setString(4, EntryRows.bounded(w.lastFailure, JournalSql.FAILURE_CHARS));
-                int i = EntryRows.bindKey(st, 5, w.key);
+                int i = 5;
+                if (marks != null) {
+                    st.setString(i++, runId); // the call becomes this run's
+                }
+                i = EntryRows.bindKey(st, i, w.key);
                 st.setString(i, owner);
-                st.setString(i + 1, runId);
+                i = bindHeld(st, i + 1, w.key);
                 if (fenceMarginMillis > 0) {
-                    st.setString(i + 2, owner);
-                    st.setLong(i + 3, fenceMarginMillis);
+                    st.setString(i, owner);
+                    st.setLong(i + 1, fenceMarginMillis);
                 }
             }
             case REMOVE -> {
@@ -441,7 +450,11 @@ final class GroupCommitWriter implements AutoCloseable {
         }
         i = EntryRows.bindKey(st, i, w.key);
         st.setString(i, owner);
-        st.setString(i + 1, runId);
+        bindHeld(st, i + 1, w.key);
+    }
+
+    private int bindHeld(PreparedStatement st, int i, CallKey key) throws SQLException {
+        return HandOutMarks.bindHeld(marks, runId, st, i, key);
     }
 
     private List<PreparedStatement> statements(JournalWrite.Kind kind) throws SQLException {

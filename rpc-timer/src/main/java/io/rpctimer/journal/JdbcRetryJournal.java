@@ -14,6 +14,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -58,14 +59,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * send is fenced: {@link #fence} is one conditional UPDATE that succeeds only if this run still holds the call and its
  * lease outlasts the send by a third of a lease, so an adoption (which needs the lease expired) and a successful fence
  * of the same call exclude each other, whatever the hosts' clocks say. Without a lease (an embedded file only this
- * process can open), nobody else writes the tables, and fences check the run only.
+ * process can open), nobody else writes the tables, and fences check only that this run holds the call: its run id,
+ * or its mark (below).
  *
  * <h3>Claim and unpark</h3>
  * Calls are handed out in pages of {@value #PAGE}, this instance's own first, then a dead instance's, each earliest
  * due first (keyset on {@code (due_at, retry_id, method)}, read in the order of the claim index), each page read,
  * marked with this run's id (and owner) and committed in one transaction: a call is never marked as on this run's
- * wheel unless the call that marked it returns it.
- On PostgreSQL a claim or an unpark first brings the table's statistics up to date when a burst
+ * wheel unless the call that marked it returns it. Without a lease, this instance's calls that an earlier run left
+ * are handed out without a write, by a mark per service ({@link HandOutMarks}); the hand-outs of one service then
+ * take turns. On PostgreSQL a claim or an unpark first brings the table's statistics up to date when a burst
  * changed more rows than the table held at its last analyze ({@link TableStatistics}), so that each call is found by
  * its primary key.
  *
@@ -88,6 +91,8 @@ public final class JdbcRetryJournal implements RetryJournal {
     private final String owner;
     /** This journal's run: the value of {@code run_id} of the entries it has on a wheel now. */
     private final String runId = UUID.randomUUID().toString();
+    /** Without a lease: how far this run handed out its earlier runs' calls, which it does without a write. */
+    private final HandOutMarks marks;
     private final String storeName;
     private final long leaseMillis;
     private final Transactions transactions;
@@ -103,6 +108,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         this.sql = sql;
         this.owner = b.owner;
         this.leaseMillis = b.leaseMillis;
+        this.marks = sql.marked ? new HandOutMarks(runId) : null;
         String name = JdbcUrls.redact(b.name != null ? b.name : url);
         this.storeName = "retry journal " + name + " (" + sql.dialect + ", table " + sql.callTable + ", owner "
                 + owner + ")";
@@ -111,7 +117,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         this.statistics = new TableStatistics(sql, storeName, System::nanoTime);
         this.lease = leaseMillis > 0
                 ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, System::nanoTime) : null;
-        this.writer = new GroupCommitWriter(dataSource, sql, owner, runId, storeName,
+        this.writer = new GroupCommitWriter(dataSource, sql, owner, runId, marks, storeName,
                 lease == null ? 0 : lease.fenceMarginMillis(), b.maxBatch, b.queueCapacity, b.writeTimeoutMillis);
     }
 
@@ -203,7 +209,7 @@ public final class JdbcRetryJournal implements RetryJournal {
                     for (CallKey key : keys.subList(from, Math.min(keys.size(), from + PAGE))) {
                         int i = EntryRows.bindKey(st, 1, key);
                         st.setString(i, owner);
-                        st.setString(i + 1, runId);
+                        HandOutMarks.bindHeld(marks, runId, st, i + 1, key);
                         st.addBatch();
                     }
                     st.executeBatch();
@@ -301,14 +307,24 @@ public final class JdbcRetryJournal implements RetryJournal {
      */
     private List<RetryJournalEntry> handOut(Connection c, String application, String serviceKey, int limit,
                                             boolean everyDeadOwner) throws SQLException {
+        if (marks == null) {
+            return handOutNow(c, application, serviceKey, limit, everyDeadOwner);
+        }
+        synchronized (marks.lock(HandOutMarks.service(application, serviceKey))) {
+            return handOutNow(c, application, serviceKey, limit, everyDeadOwner);
+        }
+    }
+
+    private List<RetryJournalEntry> handOutNow(Connection c, String application, String serviceKey, int limit,
+                                               boolean everyDeadOwner) throws SQLException {
         List<RetryJournalEntry> out = new ArrayList<>(Math.min(limit, 4096));
         boolean unpark = !everyDeadOwner;
-        String service = application + '\u0000' + serviceKey;
+        String service = HandOutMarks.service(application, serviceKey);
         int adopted = 0;
         try {
             if (!unpark || !cursors.ownAllRead(service)) {
                 long parks = cursors.parks();
-                Source own = new Source(owner, sql.selectParked, sql.unparkOne, sql.unparkFenced);
+                Source own = new Source(owner, sql.selectOwn, sql.unparkOne, sql.unparkFenced);
                 ParkedPage.Key stop = pages(c, own, application, serviceKey, limit, out, ParkedPage.Key.FIRST);
                 if (unpark) {
                     cursors.ownAllRead(service, parks, stop == null);
@@ -429,15 +445,19 @@ public final class JdbcRetryJournal implements RetryJournal {
      */
     private ParkedPage.Key pages(Connection c, Source from, String application, String serviceKey, int limit,
                                  List<RetryJournalEntry> out, ParkedPage.Key after) throws SQLException {
+        HandOutMarks ownMarks = from.owner().equals(owner) ? marks : null;
         while (out.size() < limit) {
             int want = Math.min(limit - out.size(), PAGE);
             ParkedPage page;
             try (PreparedStatement st = prepare(c, from.select())) {
-                page = ParkedPage.read(st, from.owner(), runId, application, serviceKey, after, want);
+                page = ParkedPage.read(st, from.owner(), runId, ownMarks, application, serviceKey, after, want);
             }
             quarantine(c, from.owner(), page.corrupt());
-            List<RetryJournalEntry> marked = markScheduled(c, from, page.entries());
+            List<RetryJournalEntry> marked = markScheduled(c, from, page.entries(), page.earlierRun());
             c.commit();
+            if (page.lastEarlier() != null) {
+                ownMarks.advance(HandOutMarks.service(application, serviceKey), page.lastEarlier());
+            }
             out.addAll(marked);
             if (page.rows() < want) {
                 return null;
@@ -469,17 +489,23 @@ public final class JdbcRetryJournal implements RetryJournal {
      * driver does not report ({@code SUCCESS_NO_INFO}) is taken as marked, not fenced: the send's own fence decides
      * (it records the same retry).
      *
+     * @param unwritten which of {@code entries} (by index) an earlier run of this instance left, which a journal
+     *                  without a lease hands out by its mark ({@link HandOutMarks}) instead of a write: taken, none
+     *                  fenced
      * @return the entries marked, in claim order, those fenced {@link RetryJournalEntry#fenced()}
      */
-    private List<RetryJournalEntry> markScheduled(Connection c, Source from, List<RetryJournalEntry> entries)
-            throws SQLException {
-        if (entries.isEmpty()) {
+    private List<RetryJournalEntry> markScheduled(Connection c, Source from, List<RetryJournalEntry> entries,
+                                                  BitSet unwritten) throws SQLException {
+        if (entries.isEmpty() || unwritten.cardinality() == entries.size()) {
             return entries;
         }
         long now = System.currentTimeMillis();
+        List<RetryJournalEntry> written = new ArrayList<>(entries.size() - unwritten.cardinality());
         List<RetryJournalEntry> due = new ArrayList<>();
         List<RetryJournalEntry> plain = new ArrayList<>();
-        for (RetryJournalEntry e : entries) {
+        for (int i = unwritten.nextClearBit(0); i < entries.size(); i = unwritten.nextClearBit(i + 1)) {
+            RetryJournalEntry e = entries.get(i);
+            written.add(e);
             (e.dueEpochMillis() <= now ? due : plain).add(e);
         }
         if (!due.isEmpty() && lease != null && !(lease.held() && leaseLasts(c))) {
@@ -488,15 +514,16 @@ public final class JdbcRetryJournal implements RetryJournal {
         }
         // each key taken, with whether its retry was surely fenced
         Map<CallKey, Boolean> taken = new HashMap<>();
-        if (sql.dialect.keyArrays()) {
-            markPage(c, from, entries, now, !due.isEmpty(), taken);
-        } else {
+        if (!sql.dialect.keyArrays()) {
             mark(c, from, from.markFenced(), due, taken, true);
             mark(c, from, from.mark(), plain, taken, false);
+        } else if (!written.isEmpty()) {
+            markPage(c, from, written, now, !due.isEmpty(), taken);
         }
-        List<RetryJournalEntry> mine = new ArrayList<>(taken.size());
-        for (RetryJournalEntry e : entries) {
-            Boolean fenced = taken.get(e.key());
+        List<RetryJournalEntry> mine = new ArrayList<>(entries.size());
+        for (int i = 0; i < entries.size(); i++) {
+            RetryJournalEntry e = entries.get(i);
+            Boolean fenced = unwritten.get(i) ? Boolean.FALSE : taken.get(e.key());
             if (fenced != null) {
                 mine.add(fenced ? e.asFenced() : e);
             }
@@ -742,7 +769,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         public JdbcRetryJournal build() throws RetryJournalException {
             for (int attempt = 1; ; attempt++) {
                 try (Connection c = dataSource.getConnection()) {
-                    JournalSql sql = new JournalSql(JournalDialect.of(c.getMetaData()), tablePrefix);
+                    JournalSql sql = new JournalSql(JournalDialect.of(c.getMetaData()), tablePrefix, leaseMillis == 0);
                     c.setAutoCommit(false);
                     sql.createSchema(c);
                     int moved = sql.migrateEarlierTables(c, tablePrefix);

@@ -53,6 +53,11 @@ final class JournalSql {
             "payload_crc", "attempts", "created_at", "dead_at", "last_provider", "last_failure", "failure_class");
 
     final JournalDialect dialect;
+    /**
+     * Whether the statements are a journal's without a lease, which hands out its earlier runs' calls without a
+     * write ({@link HandOutMarks}): a call it holds is then also an earlier run's at or before its service's mark.
+     */
+    final boolean marked;
     final String callTable;
     final String instanceTable;
     final String deadTable;
@@ -70,6 +75,7 @@ final class JournalSql {
     final String liveOwners;
     final String expiredOwners;
     final String selectParked;
+    final String selectOwn;
     final String selectAdoptable;
     final String adoptOne;
     final String adoptFenced;
@@ -89,8 +95,15 @@ final class JournalSql {
     final String deleteOne;
     final String exists;
 
+    /** The statements of a journal with a lease: a call it holds carries its run. */
     JournalSql(JournalDialect dialect, String tablePrefix) {
+        this(dialect, tablePrefix, false);
+    }
+
+    /** @param marked whether the journal has no lease and hands out its earlier runs' calls by marks */
+    JournalSql(JournalDialect dialect, String tablePrefix, boolean marked) {
         this.dialect = dialect;
+        this.marked = marked;
         this.callTable = tablePrefix + "call";
         this.instanceTable = tablePrefix + "instance";
         this.deadTable = tablePrefix + "dead_letter";
@@ -100,8 +113,11 @@ final class JournalSql {
         insert = "INSERT INTO " + callTable + " (" + columns + ") VALUES (" + placeholders + ")";
         // the fence: ownership by this run, and (with leases) a lease that outlasts the send by a margin, checked in
         // one statement on the database's clock; adopt checks the opposite, so the two never both succeed
+        // held by this run: its run id, or (marked) an earlier run's call at or before the mark; a marked fence
+        // makes the call this run's, since it moves the due time the mark is judged by
+        String held = " AND owner = ? AND " + (marked ? HandOutMarks.held("") : "run_id = ?");
         fence = "UPDATE " + callTable + " SET attempt = ?, due_at = ?, last_provider = ?, last_failure = ?,"
-                + " parked = FALSE WHERE " + KEY + " AND owner = ? AND run_id = ?";
+                + " parked = FALSE" + (marked ? ", run_id = ?" : "") + " WHERE " + KEY + held;
         // this instance's lease outlasts the database's now by the margin: inside each fence, and once for a page of
         // hand-outs; parameters: this instance's owner, the margin in milliseconds
         leaseLasts = "SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until > " + now + " + ?";
@@ -109,7 +125,7 @@ final class JournalSql {
         whoHolds = "SELECT owner, run_id FROM " + callTable + " WHERE " + KEY;
         remove = "DELETE FROM " + callTable + " WHERE " + KEY + " AND owner = ?";
         release = "UPDATE " + callTable + " SET owner = '" + RELEASED + "', parked = TRUE, run_id = NULL WHERE " + KEY
-                + " AND owner = ? AND run_id = ?";
+                + held;
         // the service's owners one at a time, each the first after the last in the claim index's order: a probe per
         // owner (a loose index scan), where a SELECT DISTINCT reads every entry of the service (0.2-0.5 s at a
         // million, at every claim); parameters: application, service, the last owner found ('' for the first)
@@ -125,12 +141,9 @@ final class JournalSql {
                 + " e WHERE e.application = ? AND e.service_key = ? AND e.owner = i.owner ORDER BY e.application,"
                 + " e.service_key, e.owner, e.due_at LIMIT 1) IS NOT NULL AND i.owner <> ? AND i.lease_until < "
                 + now;
-        // keyset page: the calls after (due_at, retry_id, method) of the last page; the ORDER BY names the claim
-        // index's columns in its order, so the database reads the index in order and stops at the LIMIT
-        selectParked = "SELECT " + columns + " FROM " + callTable + " WHERE application = ? AND service_key = ?"
-                + " AND owner = ? AND " + NOT_SCHEDULED + " AND quarantined = FALSE"
-                + " AND due_at >= ? AND (due_at > ? OR retry_id > ? OR (retry_id = ? AND method > ?))"
-                + " ORDER BY application, service_key, owner, due_at, retry_id, method LIMIT ?";
+        selectParked = selectPage(columns, NOT_SCHEDULED);
+        // this instance's calls: marked, an earlier run's only after the mark
+        selectOwn = marked ? selectPage(columns, HandOutMarks.PAST_MARK) : selectParked;
         // a dead owner's page, locked as it is read where the database can skip rows another survivor is taking
         selectAdoptable = selectParked + (dialect.skipLocked() ? " FOR UPDATE SKIP LOCKED" : "");
         // the lease is checked again inside the UPDATE: an owner that renewed since the SELECT keeps its calls
@@ -166,10 +179,9 @@ final class JournalSql {
         forgetStaleInstances = "DELETE FROM " + instanceTable + " WHERE lease_until < " + now + " - ? AND" + idle;
         // a bury moves the call only while this run holds it (owner and run): an adopted call is not buried by the
         // instance that lost it; each step is guarded by the same condition, so all three do something or none does
-        String held = " AND owner = ? AND run_id = ?";
         buryReplace = "DELETE FROM " + deadTable + " WHERE " + KEY + " AND EXISTS (SELECT 1 FROM " + callTable
                 + " c WHERE c.application = ? AND c.service_key = ? AND c.method = ? AND c.retry_id = ? AND"
-                + " c.owner = ? AND c.run_id = ?)";
+                + " c.owner = ? AND " + (marked ? HandOutMarks.held("c.") : "c.run_id = ?") + ")";
         buryInsert = "INSERT INTO " + deadTable + " (" + String.join(", ", DEAD_COLUMNS) + ") SELECT application,"
                 + " service_key, method, retry_id, payload, payload_crc, ?, created_at, " + now + ", ?, ?, ? FROM "
                 + callTable + " WHERE " + KEY + held;
@@ -178,6 +190,18 @@ final class JournalSql {
                 + " ORDER BY retry_id, application, service_key, method LIMIT ?";
         deleteOne = "DELETE FROM " + callTable + " WHERE " + KEY;
         exists = "SELECT payload_crc, created_at FROM " + callTable + " WHERE " + KEY;
+    }
+
+    /**
+     * @return a keyset page of one owner's calls in the claim order that meet {@code handOut}: the calls after
+     *     (due_at, retry_id, method) of the last page; the ORDER BY names the claim index's columns in its order, so
+     *     the database reads the index in order and stops at the LIMIT
+     */
+    private String selectPage(String columns, String handOut) {
+        return "SELECT " + columns + " FROM " + callTable + " WHERE application = ? AND service_key = ?"
+                + " AND owner = ? AND " + handOut + " AND quarantined = FALSE"
+                + " AND due_at >= ? AND (due_at > ? OR retry_id > ? OR (retry_id = ? AND method > ?))"
+                + " ORDER BY application, service_key, owner, due_at, retry_id, method LIMIT ?";
     }
 
     /** Creates the tables and the claim index if absent, in one transaction where the database allows it. */

@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 
 /**
@@ -15,11 +16,16 @@ import java.util.List;
  *
  * <p><b>Threading:</b> immutable once read.
  *
- * @param entries the intact entries
- * @param corrupt the rows to quarantine, with why
- * @param rows    how many rows the page held in all; fewer than asked means none is left
+ * @param entries     the intact entries
+ * @param corrupt     the rows to quarantine, with why
+ * @param rows        how many rows the page held in all; fewer than asked means none is left
+ * @param last        the last row's place in the claim order
+ * @param earlierRun  read by {@link HandOutMarks}: which of {@code entries} (by index) an earlier run of the owner
+ *                    left, to be handed out without a write; else none
+ * @param lastEarlier the place of the last of {@code earlierRun}, or null if it is empty
  */
-record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int rows, Key last) {
+record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int rows, Key last, BitSet earlierRun,
+                  Key lastEarlier) {
 
     /** Where a page ends in the claim order (due_at, retry_id, method): the next page starts after it. */
     record Key(long dueAt, String retryId, String method) {
@@ -30,35 +36,53 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
     record Corrupt(CallKey key, String reason) {
     }
 
-    /** @param st {@link JournalSql#selectParked}, prepared */
-    static ParkedPage read(PreparedStatement st, String owner, String runId, String application, String serviceKey,
-                           Key after, int limit) throws SQLException {
+    /**
+     * @param st    {@link JournalSql#selectParked} or {@link JournalSql#selectAdoptable}, prepared; with
+     *              {@code marks}, {@link JournalSql#selectOwn} of a marked journal
+     * @param marks this run's marks, to read this instance's calls past them; else null
+     */
+    static ParkedPage read(PreparedStatement st, String owner, String runId, HandOutMarks marks, String application,
+                           String serviceKey, Key after, int limit) throws SQLException {
         List<RetryJournalEntry> entries = new ArrayList<>(Math.min(limit, 4096));
         List<Corrupt> corrupt = new ArrayList<>();
+        BitSet earlierRun = new BitSet();
+        Key lastEarlier = null;
         int rows = 0;
         Key last = after;
         st.setString(1, application);
         st.setString(2, serviceKey);
         st.setString(3, owner);
-        st.setString(4, runId);
-        st.setLong(5, after.dueAt());
-        st.setLong(6, after.dueAt());
-        st.setString(7, after.retryId());
-        st.setString(8, after.retryId());
-        st.setString(9, after.method());
-        st.setInt(10, limit);
+        int i = 4;
+        if (marks != null) {
+            i = marks.bindPast(st, i, application, serviceKey);
+        } else {
+            st.setString(i++, runId);
+        }
+        st.setLong(i, after.dueAt());
+        st.setLong(i + 1, after.dueAt());
+        st.setString(i + 2, after.retryId());
+        st.setString(i + 3, after.retryId());
+        st.setString(i + 4, after.method());
+        st.setInt(i + 5, limit);
         st.setFetchSize(Math.min(limit, 1000));
         try (ResultSet rs = st.executeQuery()) {
             while (rs.next()) {
                 rows++;
                 last = new Key(rs.getLong(8), rs.getString(4), rs.getString(3));
+                RetryJournalEntry entry;
                 try {
-                    entries.add(EntryRows.read(rs, runId));
+                    entry = EntryRows.read(rs, runId);
                 } catch (EntryRows.CorruptRowException e) {
                     corrupt.add(new Corrupt(EntryRows.key(rs), e.getMessage()));
+                    continue;
                 }
+                if (marks != null && marks.earlierRun(rs.getString(15))) {
+                    earlierRun.set(entries.size());
+                    lastEarlier = last;
+                }
+                entries.add(entry);
             }
         }
-        return new ParkedPage(entries, corrupt, rows, last);
+        return new ParkedPage(entries, corrupt, rows, last, earlierRun, lastEarlier);
     }
 }

@@ -272,6 +272,122 @@ class JdbcRetryJournalTest {
         assertEquals(List.of("r3", "r4", "r5", "r6", "r7", "r8", "r9"), ids(restarted.unpark(APP, SVC, 100)));
     }
 
+    /**
+     * Without a lease, a restart takes back its earlier run's calls by reading them: the claim writes none of them,
+     * and still hands each out once.
+     */
+    @Test
+    void aRestartHandsOutItsEarlierRunsCallsWithoutRewritingThem_andEachOnce() throws Exception {
+        int count = JdbcRetryJournal.PAGE + 700;
+        List<String> dueOrder = earlierRun(count);
+        Set<String> before = strings("SELECT retry_id || ' ' || run_id || ' ' || parked || ' ' || attempt"
+                + " FROM rpctimer_call");
+        JdbcRetryJournal restarted = journal("a");
+
+        assertEquals(dueOrder, ids(restarted.claim(APP, SVC, count + 10)));
+
+        assertEquals(before, strings("SELECT retry_id || ' ' || run_id || ' ' || parked || ' ' || attempt"
+                + " FROM rpctimer_call"), "no row was rewritten");
+        assertEquals(List.of(), restarted.unpark(APP, SVC, count), "each is on this run's wheel");
+        assertEquals(List.of(), restarted.claim(APP, SVC, count), "a second claim of the service hands out none");
+    }
+
+    /**
+     * A call handed out by the mark is this run's: its fence succeeds and makes the row this run's, so that moving its
+     * due time past the mark does not hand it out again; a call of the earlier run not handed out yet is not held.
+     */
+    @Test
+    void aFenceOfACallHandedOutWithoutAWrite_holdsIt_andKeepsItOffLaterHandOuts() throws Exception {
+        JdbcRetryJournal first = journal("a");
+        first.append(entry("r1", 10), false);
+        first.append(entry("r2", 20), true);
+        first.append(entry("r3", 30), false);
+        first.close();
+        JdbcRetryJournal restarted = journal("a");
+
+        assertEquals(List.of("r1"), ids(restarted.claim(APP, SVC, 1)));
+        assertEquals(RetryJournal.Fence.ADOPTED, done(restarted.fence(key("r2"), 1, 99, null, null)),
+                "r2 is not handed out yet: not this run's to send");
+        assertEquals(RetryJournal.Fence.OWNED, done(restarted.fence(key("r1"), 1, 25, "p", "x")),
+                "r1 is this run's, though its row names the earlier run");
+
+        assertEquals(List.of("r2", "r3"), ids(restarted.unpark(APP, SVC, 10)),
+                "r1, due at 25 now (after r2), is on the wheel: not handed out again");
+        assertEquals(List.of(), restarted.unpark(APP, SVC, 10));
+    }
+
+    /** What lands in the journal after the mark moved, due before it, is still handed out. */
+    @Test
+    void callsParkedByThisRun_orMovedInWithNoRun_dueBeforeTheMark_areHandedOut() throws Exception {
+        earlierRun(20);
+        JdbcRetryJournal restarted = journal("a");
+        assertEquals(20, restarted.claim(APP, SVC, 100).size());
+
+        restarted.append(entry("parked", 1), true);
+        // as a slot's calls move in, and a dead letter revives: a row with no run
+        sql("INSERT INTO rpctimer_call SELECT application, service_key, method, 'moved', payload, payload_crc,"
+                + " attempt, 2, last_provider, last_failure, created_at, owner, TRUE, FALSE, NULL FROM rpctimer_call"
+                + " WHERE retry_id = 'r00005'");
+        restarted.parkedElsewhere();
+
+        assertEquals(List.of("parked", "moved"), ids(restarted.unpark(APP, SVC, 100)));
+        assertEquals(List.of(), restarted.unpark(APP, SVC, 100));
+    }
+
+    @Test
+    void aCallHandedOutWithoutAWrite_canBeReleasedAndBuried() throws Exception {
+        JdbcRetryJournal first = journal("a");
+        first.append(entry("r1", 10), false);
+        first.append(entry("r2", 20), false);
+        first.close();
+        JdbcRetryJournal restarted = journal("a");
+        assertEquals(List.of("r1", "r2"), ids(restarted.claim(APP, SVC, 10)));
+
+        restarted.release(List.of(key("r1")));
+        assertTrue(done(restarted.bury(key("r2"), new io.rpctimer.retry.Abandonment(3, null, "down", null))));
+
+        assertEquals(Set.of("r1 " + JournalSql.RELEASED), strings("SELECT retry_id || ' ' || owner"
+                + " FROM rpctimer_call"));
+        assertEquals(Set.of("r2"), strings("SELECT retry_id FROM rpctimer_dead_letter"));
+    }
+
+    /** Hand-outs of one service by several threads at once take each of an earlier run's calls once. */
+    @Test
+    void concurrentClaimsAndUnparks_handOutEachOfAnEarlierRunsCallsOnce() throws Exception {
+        int count = 3_000;
+        List<String> dueOrder = earlierRun(count);
+        JdbcRetryJournal restarted = journal("a");
+        Set<String> got = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.concurrent.atomic.AtomicInteger twice = new java.util.concurrent.atomic.AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> runs = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                boolean claims = t % 2 == 0;
+                runs.add(pool.submit(() -> {
+                    for (int round = 0; round < 40; round++) {
+                        List<RetryJournalEntry> out = claims ? restarted.claim(APP, SVC, 37)
+                                : restarted.unpark(APP, SVC, 41);
+                        for (RetryJournalEntry e : out) {
+                            if (!got.add(e.retryId())) {
+                                twice.incrementAndGet();
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> run : runs) {
+                run.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(0, twice.get(), "calls handed out twice");
+        got.addAll(ids(restarted.claim(APP, SVC, count)));
+        assertEquals(Set.copyOf(dueOrder), got, "every call handed out");
+    }
+
     /** Appends {@code count} entries of an earlier run of owner "a", due in clumps (ties broken by retry id). */
     private List<String> earlierRun(int count) throws Exception {
         JdbcRetryJournal earlier = journal("a");
