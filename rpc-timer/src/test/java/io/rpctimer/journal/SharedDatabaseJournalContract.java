@@ -227,6 +227,28 @@ abstract class SharedDatabaseJournalContract {
         assertEquals(List.of(), restarted.unpark(APP, SVC, count), "a later claim of this run hands out none");
     }
 
+    /**
+     * Without a lease, a restart hands out its earlier run's calls without a write, and a page that also holds calls
+     * this run parked marks only those: each is handed out once, and a fence holds either kind.
+     */
+    @Test
+    void withoutALease_aPageOfEarlierRunAndNewlyParkedCalls_handsEachOutOnce() throws Exception {
+        JdbcRetryJournal earlier = journal(database(), "a", Duration.ZERO);
+        for (int i = 0; i < 6; i++) {
+            earlier.append(entry("e" + i, 10 + 2 * i), i % 2 == 0);
+        }
+        JdbcRetryJournal restarted = journal(database(), "a", Duration.ZERO);
+        assertEquals(List.of("e0", "e1"), ids(restarted.claim(APP, SVC, 2)));
+        restarted.append(entry("p1", 1), true);
+        restarted.append(entry("p2", 13), true);
+
+        assertEquals(List.of("p1", "p2", "e2", "e3", "e4", "e5"), ids(restarted.unpark(APP, SVC, 100)));
+        assertEquals(List.of(), restarted.unpark(APP, SVC, 100));
+        assertEquals(List.of(), restarted.claim(APP, SVC, 100));
+        assertEquals(RetryJournal.Fence.OWNED, done(restarted.fence(key("e5"), 1, 99, null, null)));
+        assertEquals(RetryJournal.Fence.OWNED, done(restarted.fence(key("p2"), 1, 99, null, null)));
+    }
+
     @Test
     void survivorsRacingForDeadOwnersEntries_neverBothGetOne() throws Exception {
         int deadOwners = 10;
