@@ -51,6 +51,14 @@ import org.apache.dubbo.rpc.RpcContext;
  */
 public final class CallCost {
 
+    /** The comparisons judged: each {configuration, the configuration it is compared with}. */
+    static final List<String[]> PAIRS = List.of(new String[] {Config.WHEEL.label, Config.FAILBACK.label},
+            new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.FAILBACK.label},
+            new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.WHEEL.label},
+            new String[] {Config.FAILOVER.label, Config.FAILBACK.label});
+    /** The most thread CPU a call may cost over its reference's, as a ratio. */
+    static final double THRESHOLD = 1.03;
+
     /** The sync callers: alive from phase to phase, so that their counters are not lost when a phase ends. */
     private static final ThreadPoolExecutor CALLERS = new ThreadPoolExecutor(64, 64, 1, TimeUnit.HOURS,
             new LinkedBlockingQueue<>(), r -> new Thread(r, "callcost-caller"));
@@ -116,12 +124,8 @@ public final class CallCost {
                     }
                 }
             }
-            List<String[]> pairs = List.of(new String[] {Config.WHEEL.label, Config.FAILBACK.label},
-                    new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.FAILBACK.label},
-                    new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.WHEEL.label},
-                    new String[] {Config.FAILOVER.label, Config.FAILBACK.label});
             System.out.println();
-            System.out.print(CallCostSummary.markdown(summary.verdicts(pairs), 1.03));
+            System.out.print(CallCostSummary.markdown(summary.verdicts(PAIRS), THRESHOLD));
         } finally {
             nodes.values().forEach(DubboNode::close);
             rig.close();
