@@ -449,11 +449,18 @@ public final class JdbcRetryJournal implements RetryJournal {
         while (out.size() < limit) {
             int want = Math.min(limit - out.size(), PAGE);
             ParkedPage page;
-            try (PreparedStatement st = prepare(c, from.select())) {
-                page = ParkedPage.read(st, from.owner(), runId, ownMarks, application, serviceKey, after, want);
+            List<RetryJournalEntry> marked;
+            if (sql.adoptTaking != null && !from.owner().equals(owner)) {
+                page = adoptTaking(c, from.owner(), application, serviceKey, after, want);
+                quarantine(c, owner, page.corrupt());
+                marked = page.entries();
+            } else {
+                try (PreparedStatement st = prepare(c, from.select())) {
+                    page = ParkedPage.read(st, from.owner(), runId, ownMarks, application, serviceKey, after, want);
+                }
+                quarantine(c, from.owner(), page.corrupt());
+                marked = markScheduled(c, from, page.entries(), page.earlierRun());
             }
-            quarantine(c, from.owner(), page.corrupt());
-            List<RetryJournalEntry> marked = markScheduled(c, from, page.entries(), page.earlierRun());
             c.commit();
             if (page.lastEarlier() != null) {
                 ownMarks.advance(HandOutMarks.service(application, serviceKey), page.lastEarlier());
@@ -477,7 +484,8 @@ public final class JdbcRetryJournal implements RetryJournal {
 
     /**
      * Marks {@code entries} (one page of {@code from}'s, in claim order) scheduled by this run, and this instance's:
-     * on PostgreSQL with one statement ({@link #markPage}), elsewhere with one per entry in primary-key order, so
+     * on PostgreSQL with one statement ({@link #markPage}; there a dead owner's page is read and adopted at once by
+     * {@link #adoptTaking} instead), elsewhere with one per entry in primary-key order, so
      * that consecutive updates fall on the same B-tree pages, which H2 rewrites once instead of once per entry. A dead
      * owner's entry is taken only while its lease is still expired.
      *
@@ -518,7 +526,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             mark(c, from, from.markFenced(), due, taken, true);
             mark(c, from, from.mark(), plain, taken, false);
         } else if (!written.isEmpty()) {
-            markPage(c, from, written, now, !due.isEmpty(), taken);
+            markPage(c, written, now, !due.isEmpty(), taken);
         }
         List<RetryJournalEntry> mine = new ArrayList<>(entries.size());
         for (int i = 0; i < entries.size(); i++) {
@@ -532,13 +540,12 @@ public final class JdbcRetryJournal implements RetryJournal {
     }
 
     /**
-     * Marks a page as {@link #markScheduled} does, in one statement ({@code from}'s page mark, the page's keys as
-     * arrays), fencing the entries due by {@code now} if {@code fence}, and puts the keys it took into {@code taken},
-     * each with whether it was fenced.
+     * Marks a page of this instance's own entries as {@link #markScheduled} does, in one statement ({@link
+     * JournalSql#unparkPage}, the page's keys as arrays), fencing the entries due by {@code now} if {@code fence},
+     * and puts the keys it took into {@code taken}, each with whether it was fenced.
      */
-    private void markPage(Connection c, Source from, List<RetryJournalEntry> entries, long now, boolean fence,
+    private void markPage(Connection c, List<RetryJournalEntry> entries, long now, boolean fence,
                           Map<CallKey, Boolean> taken) throws SQLException {
-        boolean own = from.owner().equals(owner);
         String[] methods = new String[entries.size()];
         String[] retryIds = new String[entries.size()];
         for (int i = 0; i < methods.length; i++) {
@@ -546,20 +553,16 @@ public final class JdbcRetryJournal implements RetryJournal {
             retryIds[i] = entries.get(i).retryId();
         }
         RetryJournalEntry first = entries.get(0);
-        try (PreparedStatement st = prepare(c, own ? sql.unparkPage : sql.adoptPage)) {
+        try (PreparedStatement st = prepare(c, sql.unparkPage)) {
             st.setLong(1, now);
             st.setInt(2, fence ? 1 : 0);
-            int i = 3;
-            if (!own) {
-                st.setString(i++, owner);
-            }
-            st.setString(i++, runId);
-            st.setString(i++, first.application());
-            st.setString(i++, first.serviceKey());
-            st.setArray(i++, c.createArrayOf("varchar", methods));
-            st.setArray(i++, c.createArrayOf("varchar", retryIds));
-            st.setString(i++, from.owner());
-            st.setString(i, own ? runId : from.owner());
+            st.setString(3, runId);
+            st.setString(4, first.application());
+            st.setString(5, first.serviceKey());
+            st.setArray(6, c.createArrayOf("varchar", methods));
+            st.setArray(7, c.createArrayOf("varchar", retryIds));
+            st.setString(8, owner);
+            st.setString(9, runId);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
                     taken.put(new CallKey(first.application(), first.serviceKey(), rs.getString(1), rs.getString(2)),
@@ -567,6 +570,42 @@ public final class JdbcRetryJournal implements RetryJournal {
                 }
             }
         }
+    }
+
+    /**
+     * Reads, locks and adopts one page of {@code dead}'s entries in one statement ({@link JournalSql#adoptTaking},
+     * PostgreSQL), as {@link #markScheduled} marks a page: an entry due by now is fenced as well, if the lease
+     * allows it (with a lease, once this transaction found it to outlast the database's now by the fence's margin).
+     *
+     * @return the page of the calls adopted: all the page's, or none if {@code dead} renewed its lease meanwhile;
+     *     its corrupt rows are this instance's to quarantine
+     */
+    private ParkedPage adoptTaking(Connection c, String dead, String application, String serviceKey,
+                                   ParkedPage.Key after, int want) throws SQLException {
+        long now = System.currentTimeMillis();
+        boolean fence = lease == null || lease.held() && leaseLasts(c);
+        ParkedPage page;
+        try (PreparedStatement st = prepare(c, sql.adoptTaking)) {
+            int i = ParkedPage.bind(st, dead, runId, null, application, serviceKey, after, want);
+            st.setLong(i, now);
+            st.setInt(i + 1, fence ? 1 : 0);
+            st.setString(i + 2, owner);
+            st.setString(i + 3, runId);
+            st.setString(i + 4, dead);
+            st.setString(i + 5, dead);
+            try (ResultSet rs = st.executeQuery()) {
+                page = ParkedPage.read(rs, runId, null, after, want);
+            }
+        }
+        if (!fence) {
+            return page;
+        }
+        List<RetryJournalEntry> entries = new ArrayList<>(page.entries().size());
+        for (RetryJournalEntry e : page.entries()) {
+            entries.add(e.dueEpochMillis() <= now ? e.asFenced() : e);
+        }
+        return new ParkedPage(entries, page.corrupt(), page.rows(), page.last(), page.earlierRun(),
+                page.lastEarlier());
     }
 
     /** @return whether this instance's lease outlasts the database's now by the fence's margin */

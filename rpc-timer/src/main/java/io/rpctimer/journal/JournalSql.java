@@ -81,7 +81,7 @@ final class JournalSql {
     final String adoptFenced;
     final String unparkOne;
     final String unparkFenced;
-    final String adoptPage;
+    final String adoptTaking;
     final String unparkPage;
     final String leaseLasts;
     final String quarantine;
@@ -147,23 +147,33 @@ final class JournalSql {
         // a dead owner's page, locked as it is read where the database can skip rows another survivor is taking
         selectAdoptable = selectParked + (dialect.skipLocked() ? " FOR UPDATE SKIP LOCKED" : "");
         // the lease is checked again inside the UPDATE: an owner that renewed since the SELECT keeps its calls
-        String expired = " AND owner = ? AND NOT EXISTS (SELECT 1 FROM " + instanceTable
-                + " i WHERE i.owner = ? AND i.lease_until >= " + now + ")";
+        String leaseExpired = " NOT EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND"
+                + " i.lease_until >= " + now + ")";
+        String expired = " AND owner = ? AND" + leaseExpired;
         String adoptable = " WHERE " + KEY + expired;
         adoptOne = "UPDATE " + callTable + " SET owner = ?, parked = FALSE, run_id = ?" + adoptable;
         String notScheduled = " AND owner = ? AND " + NOT_SCHEDULED;
         String unparkable = " WHERE " + KEY + notScheduled;
         unparkOne = "UPDATE " + callTable + " SET parked = FALSE, run_id = ?" + unparkable;
-        // PostgreSQL: a page marked by one statement, its keys as two arrays (methods, retry ids); an entry due by
-        // the first parameter (epoch ms) is fenced as by adoptFenced if the second is 1 (0: none is); the keys it
-        // took come back with their due time
+        // PostgreSQL: a page of own calls marked by one statement, its keys as two arrays (methods, retry ids); an
+        // entry due by the first parameter (epoch ms) is fenced as by adoptFenced if the second is 1 (0: none is);
+        // the keys it took come back with their due time
         String page = " WHERE application = ? AND service_key = ? AND (method, retry_id) IN (SELECT * FROM unnest("
                 + "CAST(? AS VARCHAR[]), CAST(? AS VARCHAR[])))";
         String fencing = "attempt = attempt + CASE WHEN due_at <= ? THEN ? ELSE 0 END";
-        adoptPage = "UPDATE " + callTable + " SET " + fencing + ", owner = ?, parked = FALSE, run_id = ?" + page
-                + expired + " RETURNING method, retry_id, due_at";
         unparkPage = "UPDATE " + callTable + " SET " + fencing + ", parked = FALSE, run_id = ?" + page + notScheduled
                 + " RETURNING method, retry_id, due_at";
+        // PostgreSQL: a dead owner's page read, locked and adopted by one statement, which reaches each row by its
+        // ctid (locked by the same statement, the row stays put) instead of by its key, and reads it once; the rows
+        // it adopted come back as they were before, in claim order: all the page's, or none if the owner renewed
+        // its lease. Parameters: selectAdoptable's, then the fence time and flag (as unparkPage's), this instance's
+        // owner, this run, and the dead owner twice
+        String before = String.join(", ", CALL_COLUMNS.stream().map(col -> "page." + col).toList());
+        adoptTaking = !dialect.keyArrays() ? null : "WITH page AS (" + selectPage("ctid AS tid, " + columns,
+                NOT_SCHEDULED) + " FOR UPDATE SKIP LOCKED), taken AS (UPDATE " + callTable + " c SET attempt ="
+                + " c.attempt + CASE WHEN c.due_at <= ? THEN ? ELSE 0 END, owner = ?, parked = FALSE, run_id = ?"
+                + " FROM page WHERE c.ctid = page.tid AND c.owner = ? AND" + leaseExpired + " RETURNING " + before
+                + ") SELECT " + columns + " FROM taken ORDER BY due_at, retry_id, method";
         // a hand-out that is also the fence of the entry's next retry, for an entry due now: it records the retry as
         // under way (its due time stays); with leases, only after leaseLasts found the lease valid in its transaction
         adoptFenced = "UPDATE " + callTable + " SET owner = ?, parked = FALSE, run_id = ?, attempt = attempt + 1"

@@ -43,12 +43,19 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
      */
     static ParkedPage read(PreparedStatement st, String owner, String runId, HandOutMarks marks, String application,
                            String serviceKey, Key after, int limit) throws SQLException {
-        List<RetryJournalEntry> entries = new ArrayList<>(Math.min(limit, 4096));
-        List<Corrupt> corrupt = new ArrayList<>();
-        BitSet earlierRun = new BitSet();
-        Key lastEarlier = null;
-        int rows = 0;
-        Key last = after;
+        bind(st, owner, runId, marks, application, serviceKey, after, limit);
+        try (ResultSet rs = st.executeQuery()) {
+            return read(rs, runId, marks, after, limit);
+        }
+    }
+
+    /**
+     * Binds the parameters of a page's SELECT, the first of {@code st}'s.
+     *
+     * @return the index of the next parameter
+     */
+    static int bind(PreparedStatement st, String owner, String runId, HandOutMarks marks, String application,
+                    String serviceKey, Key after, int limit) throws SQLException {
         st.setString(1, application);
         st.setString(2, serviceKey);
         st.setString(3, owner);
@@ -65,23 +72,33 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
         st.setString(i + 4, after.method());
         st.setInt(i + 5, limit);
         st.setFetchSize(Math.min(limit, 1000));
-        try (ResultSet rs = st.executeQuery()) {
-            while (rs.next()) {
-                rows++;
-                last = new Key(rs.getLong(8), rs.getString(4), rs.getString(3));
-                RetryJournalEntry entry;
-                try {
-                    entry = EntryRows.read(rs, runId);
-                } catch (EntryRows.CorruptRowException e) {
-                    corrupt.add(new Corrupt(EntryRows.key(rs), e.getMessage()));
-                    continue;
-                }
-                if (marks != null && marks.earlierRun(rs.getString(15))) {
-                    earlierRun.set(entries.size());
-                    lastEarlier = last;
-                }
-                entries.add(entry);
+        return i + 6;
+    }
+
+    /** Reads a page's rows, in claim order, the call columns in {@link JournalSql#CALL_COLUMNS}' order. */
+    static ParkedPage read(ResultSet rs, String runId, HandOutMarks marks, Key after, int limit)
+            throws SQLException {
+        List<RetryJournalEntry> entries = new ArrayList<>(Math.min(limit, 4096));
+        List<Corrupt> corrupt = new ArrayList<>();
+        BitSet earlierRun = new BitSet();
+        Key lastEarlier = null;
+        int rows = 0;
+        Key last = after;
+        while (rs.next()) {
+            rows++;
+            last = new Key(rs.getLong(8), rs.getString(4), rs.getString(3));
+            RetryJournalEntry entry;
+            try {
+                entry = EntryRows.read(rs, runId);
+            } catch (EntryRows.CorruptRowException e) {
+                corrupt.add(new Corrupt(EntryRows.key(rs), e.getMessage()));
+                continue;
             }
+            if (marks != null && marks.earlierRun(rs.getString(15))) {
+                earlierRun.set(entries.size());
+                lastEarlier = last;
+            }
+            entries.add(entry);
         }
         return new ParkedPage(entries, corrupt, rows, last, earlierRun, lastEarlier);
     }

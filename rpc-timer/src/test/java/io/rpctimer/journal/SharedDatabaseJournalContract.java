@@ -228,6 +228,45 @@ abstract class SharedDatabaseJournalContract {
     }
 
     /**
+     * A dead instance's calls over several pages are adopted each once, in due order across the pages; a corrupt one
+     * among them is adopted and quarantined (kept, never handed out), and the calls after it still come.
+     */
+    @Test
+    void aDeadInstancesCallsOverSeveralPages_areAdoptedOnceInDueOrder_aCorruptOneQuarantined() throws Exception {
+        int count = 2 * JdbcRetryJournal.PAGE + 301;
+        JdbcRetryJournal dead = journal(database(), "dead", Duration.ofSeconds(30));
+        List<String> dueOrder = new ArrayList<>();
+        for (int i = 0; i < count; i++) { // due in clumps of three: ties are broken by retry id
+            String id = String.format("r%05d", (i * 7_919) % count);
+            dead.append(entry(id, i / 3), i % 2 == 0);
+            dueOrder.add(id);
+        }
+        for (int from = 0; from < count; from += 3) {
+            java.util.Collections.sort(dueOrder.subList(from, Math.min(count, from + 3)));
+        }
+        String corrupt = dueOrder.remove(JdbcRetryJournal.PAGE + 5);
+        try (Connection c = database().getConnection();
+             PreparedStatement st = c.prepareStatement("UPDATE " + prefix + "call SET payload_crc = payload_crc + 1"
+                     + " WHERE retry_id = ?")) {
+            st.setString(1, corrupt);
+            assertEquals(1, st.executeUpdate());
+        }
+        dead.close();
+        JdbcRetryJournal survivor = journal(database(), "survivor", Duration.ofSeconds(30));
+
+        List<String> first = ids(survivor.claim(APP, SVC, JdbcRetryJournal.PAGE + 10));
+        List<String> rest = ids(survivor.claim(APP, SVC, count));
+
+        assertEquals(dueOrder.subList(0, JdbcRetryJournal.PAGE + 10), first);
+        assertEquals(dueOrder.subList(JdbcRetryJournal.PAGE + 10, count - 1), rest);
+        assertEquals(List.of(), survivor.unpark(APP, SVC, count), "every call was handed out once");
+        assertEquals(count - 1, count("SELECT count(*) FROM " + prefix + "call WHERE owner = ? AND NOT quarantined",
+                "survivor"));
+        assertEquals(1, count("SELECT count(*) FROM " + prefix + "call WHERE quarantined AND retry_id = ?",
+                corrupt), "the corrupt call stays in the table");
+    }
+
+    /**
      * Without a lease, a restart hands out its earlier run's calls without a write, and a page that also holds calls
      * this run parked marks only those: each is handed out once, and a fence holds either kind.
      */
