@@ -114,7 +114,7 @@ public final class JdbcRetryJournal implements RetryJournal {
                 + owner + ")";
         this.transactions = new Transactions(dataSource, storeName, b.claimTimeoutSeconds);
         this.deadLetters = new JdbcDeadLetters(transactions, sql, owner, name, cursors::parked);
-        this.statistics = new TableStatistics(sql, storeName, System::nanoTime);
+        this.statistics = new TableStatistics(sql, storeName, transactions, System::nanoTime);
         this.lease = leaseMillis > 0
                 ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, System::nanoTime) : null;
         this.writer = new GroupCommitWriter(dataSource, sql, owner, runId, marks, storeName,

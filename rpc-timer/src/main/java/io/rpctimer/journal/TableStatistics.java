@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -19,7 +18,9 @@ import java.util.function.LongSupplier;
  * the claim index and read every entry of the owner for each call (at 200,000 entries, about 30 ms a call: a claim
  * of them runs into its statement timeout). So, as PostgreSQL advises after a bulk load, the journal runs
  * {@code ANALYZE} on the table when more rows changed since its last analyze than it had then, plus
- * {@value #MIN_CHANGES}. It looks at most once every {@value #CHECK_SECONDS} s; a database where the journal may not
+ * {@value #MIN_CHANGES}, or when it was never analyzed (PostgreSQL 14 and later tell: {@code reltuples} is -1): a
+ * table filled before its first analyze whose change counts were then lost (a statistics reset, crash recovery, a
+ * promoted standby). It looks at most once every {@value #CHECK_SECONDS} s; a database where the journal may not
  * analyze its table (not the table's owner) is told once in the log, and left to autovacuum.
  *
  * <p>H2 and MySQL take the primary key for such statements; this does nothing for them.
@@ -34,15 +35,18 @@ final class TableStatistics {
 
     private final String table;
     private final String storeName;
+    private final Transactions transactions;
     private final LongSupplier nanoTime;
     private final boolean enabled;
     private final Object lock = new Object();
     private long nextCheckNanos;
     private boolean refused;
 
-    TableStatistics(JournalSql sql, String storeName, LongSupplier nanoTime) {
+    /** @param transactions whose claim timeout bounds each statement: a locked table fails the refresh, not waits */
+    TableStatistics(JournalSql sql, String storeName, Transactions transactions, LongSupplier nanoTime) {
         this.table = sql.callTable;
         this.storeName = storeName;
+        this.transactions = transactions;
         this.nanoTime = nanoTime;
         this.enabled = sql.dialect == JournalDialect.POSTGRESQL;
         this.nextCheckNanos = nanoTime.getAsLong();
@@ -63,8 +67,8 @@ final class TableStatistics {
         }
         try {
             boolean stale;
-            try (PreparedStatement st = c.prepareStatement("SELECT s.n_mod_since_analyze > ? + GREATEST(k.reltuples,"
-                    + " 0) FROM pg_stat_user_tables s JOIN pg_class k ON k.oid = s.relid"
+            try (PreparedStatement st = transactions.prepare(c, "SELECT k.reltuples < 0 OR s.n_mod_since_analyze > ?"
+                    + " + GREATEST(k.reltuples, 0) FROM pg_stat_user_tables s JOIN pg_class k ON k.oid = s.relid"
                     + " WHERE s.relid = to_regclass(?)")) {
                 st.setLong(1, MIN_CHANGES);
                 st.setString(2, table);
@@ -73,8 +77,8 @@ final class TableStatistics {
                 }
             }
             if (stale) {
-                try (Statement st = c.createStatement()) {
-                    st.execute("ANALYZE " + table);
+                try (PreparedStatement st = transactions.prepare(c, "ANALYZE " + table)) {
+                    st.execute();
                 }
             }
             c.commit();
