@@ -96,13 +96,8 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
      */
     @Test
     void aClaimRightAfterABurst_findsEachCallByItsPrimaryKey() throws Exception {
-        JdbcRetryJournal journal = JdbcRetryJournal.builder(database()).owner("me").tablePrefix("fresh_")
-                .lease(java.time.Duration.ofSeconds(30)).build();
-        try (Connection c = database().getConnection(); Statement st = c.createStatement()) {
-            st.execute("ALTER TABLE fresh_call SET (autovacuum_enabled = false)");
-            st.execute("INSERT INTO fresh_call (application, service_key, method, retry_id, payload, payload_crc,"
-                    + " attempt, due_at, created_at, owner, parked) SELECT 'app', 'svc', 'm', 'id-' || g,"
-                    + " decode('00', 'hex'), 3523407757, 1, g, g, 'dead', TRUE FROM generate_series(1, 100000) g");
+        JdbcRetryJournal journal = journalOverABurst("fresh_", 100_000);
+        try (Connection c = database().getConnection()) {
             assertEquals(10, journal.claim("app", "svc", 10).size());
             JournalSql sql = new JournalSql(JournalDialect.POSTGRESQL, "fresh_");
             Object[] key = {"app", "svc", "m", "id-5930"};
@@ -125,13 +120,8 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
      */
     @Test
     void aNeverAnalyzedTable_isAnalyzedByAClaim_evenAfterItsChangeCountsWereReset() throws Exception {
-        JdbcRetryJournal journal = JdbcRetryJournal.builder(database()).owner("me").tablePrefix("reset_")
-                .lease(java.time.Duration.ofSeconds(30)).build();
+        JdbcRetryJournal journal = journalOverABurst("reset_", 20_000);
         try (Connection c = database().getConnection(); Statement st = c.createStatement()) {
-            st.execute("ALTER TABLE reset_call SET (autovacuum_enabled = false)");
-            st.execute("INSERT INTO reset_call (application, service_key, method, retry_id, payload, payload_crc,"
-                    + " attempt, due_at, created_at, owner, parked) SELECT 'app', 'svc', 'm', 'id-' || g,"
-                    + " decode('00', 'hex'), 3523407757, 1, g, g, 'dead', TRUE FROM generate_series(1, 20000) g");
             st.execute("SELECT pg_stat_reset()");
             await().atMost(Duration.ofSeconds(30)).until(() -> number(c, "SELECT n_mod_since_analyze FROM"
                     + " pg_stat_user_tables WHERE relid = 'reset_call'::regclass") == 0);
@@ -144,6 +134,26 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
         } finally {
             journal.close();
         }
+    }
+
+    /**
+     * @return a journal (owner "me") whose call table, autovacuum off, holds {@code calls} parked calls of a dead
+     *     instance ("dead", without an instance row) of application "app" and service "svc", inserted at once
+     */
+    private JdbcRetryJournal journalOverABurst(String prefix, int calls) throws Exception {
+        JdbcRetryJournal journal = JdbcRetryJournal.builder(database()).owner("me").tablePrefix(prefix)
+                .lease(Duration.ofSeconds(30)).build();
+        try (Connection c = database().getConnection(); Statement st = c.createStatement()) {
+            st.execute("ALTER TABLE " + prefix + "call SET (autovacuum_enabled = false)");
+            st.execute("INSERT INTO " + prefix + "call (application, service_key, method, retry_id, payload,"
+                    + " payload_crc, attempt, due_at, created_at, owner, parked) SELECT 'app', 'svc', 'm', 'id-' || g,"
+                    + " decode('00', 'hex'), 3523407757, 1, g, g, 'dead', TRUE FROM generate_series(1, " + calls
+                    + ") g");
+        } catch (Exception e) {
+            journal.close();
+            throw e;
+        }
+        return journal;
     }
 
     private static long number(Connection c, String query) throws SQLException {

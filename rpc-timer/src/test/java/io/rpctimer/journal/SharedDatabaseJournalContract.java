@@ -204,19 +204,28 @@ abstract class SharedDatabaseJournalContract {
         return ids;
     }
 
-    @Test
-    void claimLargerThanOnePage_returnsEveryEntryOnce_inDueOrder() throws Exception {
-        int count = 2 * JdbcRetryJournal.PAGE + 301;
-        JdbcRetryJournal earlier = journal(database(), "a", Duration.ZERO);
+    /**
+     * Appends {@code count} calls, every other one parked, due in clumps of three whose ties the retry id breaks.
+     *
+     * @return their retry ids in claim order
+     */
+    private static List<String> appendInClumps(JdbcRetryJournal journal, int count) throws RetryJournalException {
         List<String> dueOrder = new ArrayList<>();
-        for (int i = 0; i < count; i++) { // due in clumps of three: ties are broken by retry id
+        for (int i = 0; i < count; i++) {
             String id = String.format("r%05d", (i * 7_919) % count);
-            earlier.append(entry(id, i / 3), i % 2 == 0);
+            journal.append(entry(id, i / 3), i % 2 == 0);
             dueOrder.add(id);
         }
         for (int from = 0; from < count; from += 3) {
             java.util.Collections.sort(dueOrder.subList(from, Math.min(count, from + 3)));
         }
+        return dueOrder;
+    }
+
+    @Test
+    void claimLargerThanOnePage_returnsEveryEntryOnce_inDueOrder() throws Exception {
+        int count = 2 * JdbcRetryJournal.PAGE + 301;
+        List<String> dueOrder = appendInClumps(journal(database(), "a", Duration.ZERO), count);
         JdbcRetryJournal restarted = journal(database(), "a", Duration.ZERO);
 
         List<String> first = ids(restarted.claim(APP, SVC, JdbcRetryJournal.PAGE + 10));
@@ -235,15 +244,7 @@ abstract class SharedDatabaseJournalContract {
     void aDeadInstancesCallsOverSeveralPages_areAdoptedOnceInDueOrder_aCorruptOneQuarantined() throws Exception {
         int count = 2 * JdbcRetryJournal.PAGE + 301;
         JdbcRetryJournal dead = journal(database(), "dead", Duration.ofSeconds(30));
-        List<String> dueOrder = new ArrayList<>();
-        for (int i = 0; i < count; i++) { // due in clumps of three: ties are broken by retry id
-            String id = String.format("r%05d", (i * 7_919) % count);
-            dead.append(entry(id, i / 3), i % 2 == 0);
-            dueOrder.add(id);
-        }
-        for (int from = 0; from < count; from += 3) {
-            java.util.Collections.sort(dueOrder.subList(from, Math.min(count, from + 3)));
-        }
+        List<String> dueOrder = appendInClumps(dead, count);
         String corrupt = dueOrder.remove(JdbcRetryJournal.PAGE + 5);
         try (Connection c = database().getConnection();
              PreparedStatement st = c.prepareStatement("UPDATE " + prefix + "call SET payload_crc = payload_crc + 1"
