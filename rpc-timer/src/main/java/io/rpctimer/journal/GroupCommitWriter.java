@@ -25,6 +25,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 /**
@@ -57,7 +58,8 @@ final class GroupCommitWriter implements AutoCloseable {
 
     private final DataSource dataSource;
     private final JournalSql sql;
-    private final String owner;
+    /** This instance's owner id now (it changes when the lease was taken over, see {@link LeaseKeeper}). */
+    private final Supplier<String> owner;
     private final String runId;
     /** Without a lease, the marks that also tell which calls this run holds; null with a lease. */
     private final HandOutMarks marks;
@@ -88,7 +90,7 @@ final class GroupCommitWriter implements AutoCloseable {
     private final Map<JournalWrite.Kind, List<PreparedStatement>> statements = new EnumMap<>(JournalWrite.Kind.class);
 
     /** @param marks the journal's marks if its statements are {@link JournalSql#marked}, else null */
-    GroupCommitWriter(DataSource dataSource, JournalSql sql, String owner, String runId, HandOutMarks marks,
+    GroupCommitWriter(DataSource dataSource, JournalSql sql, Supplier<String> owner, String runId, HandOutMarks marks,
                       String storeName, long fenceMarginMillis, int maxBatch, int queueCapacity, long timeoutMillis) {
         this.dataSource = dataSource;
         this.sql = sql;
@@ -103,12 +105,12 @@ final class GroupCommitWriter implements AutoCloseable {
         // a store that is down fails every commit: one line with the stack trace, then a count every 10 s
         this.failures = new FailureLog(LOG, System.Logger.Level.WARNING, storeName + ": commits failed");
         this.timeouts = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "rpc-timer-journal-timeouts-" + owner);
+            Thread t = new Thread(r, "rpc-timer-journal-timeouts-" + owner.get());
             t.setDaemon(true);
             return t;
         });
         timeouts.setRemoveOnCancelPolicy(true);
-        this.thread = new Thread(this::run, "rpc-timer-journal-writer-" + owner);
+        this.thread = new Thread(this::run, "rpc-timer-journal-writer-" + owner.get());
         thread.setDaemon(true);
         thread.start();
     }
@@ -337,7 +339,7 @@ final class GroupCommitWriter implements AutoCloseable {
             st.setQueryTimeout(queryTimeoutSeconds());
             EntryRows.bindKey(st, 1, w.key);
             try (ResultSet rs = st.executeQuery()) {
-                return rs.next() && owner.equals(rs.getString(1)) && runId.equals(rs.getString(2))
+                return rs.next() && w.owner.equals(rs.getString(1)) && runId.equals(rs.getString(2))
                         ? Outcome.WRITTEN : Outcome.GONE;
             }
         }
@@ -356,13 +358,21 @@ final class GroupCommitWriter implements AutoCloseable {
      */
     private Outcome[] execute(List<JournalWrite> writes) throws SQLException {
         Connection c = connection();
+        String me = owner.get();
+        boolean refused = sql.takesOver && ownLeaseTakenOver(c, me);
         Outcome[] outcomes = new Outcome[writes.size()];
         int start = 0;
         while (start < writes.size()) {
             JournalWrite.Kind kind = writes.get(start).kind;
             int end = start;
             while (end < writes.size() && writes.get(end).kind == kind) {
+                writes.get(end).owner = me;
                 end++;
+            }
+            if (refused && kind == JournalWrite.Kind.APPEND) {
+                java.util.Arrays.fill(outcomes, start, end, Outcome.REFUSED);
+                start = end;
+                continue;
             }
             int[] counts = null;
             List<PreparedStatement> steps = statements(kind);
@@ -384,6 +394,28 @@ final class GroupCommitWriter implements AutoCloseable {
     }
 
     /**
+     * Locks the lease rows of {@code me} and of this run until the transaction ends ({@link JournalSql#writeGuard}),
+     * so that no survivor takes one over while this transaction writes calls of its owner.
+     *
+     * @return whether {@code me}'s row is held by another run: it took the lease over, with the calls
+     */
+    private boolean ownLeaseTakenOver(Connection c, String me) throws SQLException {
+        try (PreparedStatement st = c.prepareStatement(sql.writeGuard)) {
+            st.setQueryTimeout(queryTimeoutSeconds());
+            st.setString(1, me);
+            st.setString(2, runId);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    if (me.equals(rs.getString(1))) {
+                        return !runId.equals(rs.getString(2));
+                    }
+                }
+                return false; // no row: removed as stale while this process was paused; the heartbeat registers it
+            }
+        }
+    }
+
+    /**
      * @param count what the driver reported for the write: 0, or {@link Statement#SUCCESS_NO_INFO}
      * @return why a fence, a remove or a bury touched no row (or whether it did, when the driver did not say)
      */
@@ -399,7 +431,8 @@ final class GroupCommitWriter implements AutoCloseable {
                     return w.kind != JournalWrite.Kind.FENCE && count == Statement.SUCCESS_NO_INFO
                             ? Outcome.WRITTEN : Outcome.GONE;
                 }
-                boolean ours = owner.equals(rs.getString(1)) && runId.equals(rs.getString(2));
+                boolean ours = sql.takesOver ? runId.equals(rs.getString(3))
+                        : w.owner.equals(rs.getString(1)) && runId.equals(rs.getString(2));
                 if (!ours) {
                     return Outcome.ADOPTED;
                 }
@@ -410,27 +443,36 @@ final class GroupCommitWriter implements AutoCloseable {
 
     private void bind(PreparedStatement st, JournalWrite w, int step) throws SQLException {
         switch (w.kind) {
-            case APPEND -> EntryRows.bind(st, w.entry, owner, w.parked, runId);
+            case APPEND -> EntryRows.bind(st, w.entry, w.owner, w.parked, runId);
             case FENCE -> {
                 st.setInt(1, w.nextAttempt);
                 st.setLong(2, w.dueEpochMillis);
                 st.setString(3, EntryRows.bounded(w.lastProvider, JournalSql.PROVIDER_CHARS));
                 st.setString(4, EntryRows.bounded(w.lastFailure, JournalSql.FAILURE_CHARS));
                 int i = 5;
-                if (marks != null) {
+                if (marks != null || sql.takesOver) {
                     st.setString(i++, runId); // the call becomes this run's
                 }
                 i = EntryRows.bindKey(st, i, w.key);
-                st.setString(i, owner);
+                if (sql.takesOver) {
+                    st.setString(i, runId);
+                    st.setLong(i + 1, fenceMarginMillis);
+                    return;
+                }
+                st.setString(i, w.owner);
                 i = bindHeld(st, i + 1, w.key);
                 if (fenceMarginMillis > 0) {
-                    st.setString(i, owner);
+                    st.setString(i, w.owner);
                     st.setLong(i + 1, fenceMarginMillis);
                 }
             }
             case REMOVE -> {
                 int i = EntryRows.bindKey(st, 1, w.key);
-                st.setString(i, owner);
+                if (sql.takesOver) {
+                    st.setString(i, runId);
+                } else {
+                    st.setString(i, w.owner);
+                }
             }
             case BURY -> bindBury(st, w, step);
         }
@@ -448,9 +490,7 @@ final class GroupCommitWriter implements AutoCloseable {
             st.setString(4, EntryRows.bounded(w.abandonment.failureClass(), JournalSql.CLASS_CHARS));
             i = 5;
         }
-        i = EntryRows.bindKey(st, i, w.key);
-        st.setString(i, owner);
-        bindHeld(st, i + 1, w.key);
+        sql.bindHeld(st, EntryRows.bindKey(st, i, w.key), w.owner, runId, marks, w.key);
     }
 
     private int bindHeld(PreparedStatement st, int i, CallKey key) throws SQLException {

@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * The dead letters of a {@link JdbcRetryJournal}, in table {@code <prefix>dead_letter}: written by the journal's
@@ -43,7 +44,10 @@ final class JdbcDeadLetters implements DeadLetterStore {
     private final Transactions tx;
     private final JournalSql sql;
     private final DeadLetterSql dead;
-    private final String owner;
+    /** This instance's owner id now, the owner of the calls a revive writes. */
+    private final Supplier<String> owner;
+    /** This journal's run: with {@link JournalSql#takesOver}, a revive writes only while it holds the owner's lease. */
+    private final String runId;
     private final String description;
     /** Told after a revive moved calls back, parked and this instance's. */
     private final Runnable revived;
@@ -52,12 +56,14 @@ final class JdbcDeadLetters implements DeadLetterStore {
      * @param name    the store's name for operators: its JDBC URL (secrets hidden) or DataSource
      * @param revived told after a revive committed calls back into the journal (parked, this instance's)
      */
-    JdbcDeadLetters(Transactions tx, JournalSql sql, String owner, String name, Runnable revived) {
+    JdbcDeadLetters(Transactions tx, JournalSql sql, Supplier<String> owner, String runId, String name,
+                    Runnable revived) {
         this.tx = tx;
         this.revived = revived;
         this.sql = sql;
         this.dead = new DeadLetterSql(sql);
         this.owner = owner;
+        this.runId = runId;
         this.description = "retry journal " + name + " (" + sql.dialect + ", table " + sql.deadTable + ")";
     }
 
@@ -269,6 +275,7 @@ final class JdbcDeadLetters implements DeadLetterStore {
             int[] copied;
             int[] deleted;
             try {
+                guard(c);
                 copied = batch(c, dead.reviveInsert, moves, true);
                 deleted = batch(c, dead.reviveDelete, moves, false);
             } catch (SQLException e) {
@@ -293,6 +300,7 @@ final class JdbcDeadLetters implements DeadLetterStore {
             int copied;
             int deleted;
             try {
+                guard(c);
                 copied = update(c, dead.reviveInsert, m, true);
                 deleted = update(c, dead.reviveDelete, m, false);
             } catch (SQLException e) {
@@ -348,10 +356,33 @@ final class JdbcDeadLetters implements DeadLetterStore {
             int i = 1;
             if (copy) {
                 st.setLong(1, m.dueEpochMillis());
-                st.setString(2, owner);
+                st.setString(2, owner.get());
                 i = 3;
             }
             EntryRows.bindKey(st, i, m.letter().key());
+        }
+    }
+
+    /**
+     * With {@link JournalSql#takesOver}: locks this instance's lease row until the transaction ends, as a write of the
+     * journal does, and fails if another run took it over (the calls revived would be that run's, unseen by it).
+     */
+    private void guard(Connection c) throws SQLException {
+        if (!sql.takesOver) {
+            return;
+        }
+        String me = owner.get();
+        try (PreparedStatement st = tx.prepare(c, sql.writeGuard)) {
+            st.setString(1, me);
+            st.setString(2, runId);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    if (me.equals(rs.getString(1)) && !runId.equals(rs.getString(2))) {
+                        throw new SQLException("the lease of " + me + " was taken over by another instance; this"
+                                + " instance goes on under a new owner id at its next lease renewal");
+                    }
+                }
+            }
         }
     }
 

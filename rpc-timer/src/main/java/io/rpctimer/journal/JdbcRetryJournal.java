@@ -93,6 +93,8 @@ public final class JdbcRetryJournal implements RetryJournal {
     private final String runId = UUID.randomUUID().toString();
     /** Without a lease: how far this run handed out its earlier runs' calls, which it does without a write. */
     private final HandOutMarks marks;
+    /** With {@link JournalSql#takesOver}: the leases this run took over whose calls it has not all handed out. */
+    private final TakenLeases takenLeases;
     private final String storeName;
     private final long leaseMillis;
     private final Transactions transactions;
@@ -109,15 +111,16 @@ public final class JdbcRetryJournal implements RetryJournal {
         this.owner = b.owner;
         this.leaseMillis = b.leaseMillis;
         this.marks = sql.marked ? new HandOutMarks(runId) : null;
+        this.takenLeases = sql.takesOver ? new TakenLeases() : null;
         String name = JdbcUrls.redact(b.name != null ? b.name : url);
         this.storeName = "retry journal " + name + " (" + sql.dialect + ", table " + sql.callTable + ", owner "
                 + owner + ")";
         this.transactions = new Transactions(dataSource, storeName, b.claimTimeoutSeconds);
-        this.deadLetters = new JdbcDeadLetters(transactions, sql, owner, name, cursors::parked);
-        this.statistics = new TableStatistics(sql, storeName, transactions, System::nanoTime);
         this.lease = leaseMillis > 0
-                ? new LeaseKeeper(dataSource, sql, owner, storeName, leaseMillis, System::nanoTime) : null;
-        this.writer = new GroupCommitWriter(dataSource, sql, owner, runId, marks, storeName,
+                ? new LeaseKeeper(dataSource, sql, owner, runId, storeName, leaseMillis, System::nanoTime) : null;
+        this.deadLetters = new JdbcDeadLetters(transactions, sql, this::owner, runId, name, cursors::parked);
+        this.statistics = new TableStatistics(sql, storeName, transactions, System::nanoTime);
+        this.writer = new GroupCommitWriter(dataSource, sql, this::owner, runId, marks, storeName,
                 lease == null ? 0 : lease.fenceMarginMillis(), b.maxBatch, b.queueCapacity, b.writeTimeoutMillis);
     }
 
@@ -126,17 +129,27 @@ public final class JdbcRetryJournal implements RetryJournal {
         return new Builder(dataSource);
     }
 
-    /** @return this instance's owner id, the value of the {@code owner} column of its entries */
+    /**
+     * @return this instance's owner id, the value of the {@code owner} column of the entries it appends: the one it
+     *     was built with, unless another instance took its lease over while it was paused (then a new one, see
+     *     {@link LeaseKeeper})
+     */
     public String owner() {
-        return owner;
+        return lease == null ? owner : lease.owner();
     }
 
     @Override
     public Append append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
         EntryRows.check(entry);
         try {
-            return writer.submitAndWait(JournalWrite.append(entry, parked)) == JournalWrite.Outcome.DUPLICATE
-                    ? Append.DUPLICATE : Append.APPENDED;
+            return switch (writer.submitAndWait(JournalWrite.append(entry, parked))) {
+                case DUPLICATE -> Append.DUPLICATE;
+                case REFUSED -> throw new RetryJournalException(storeName + ": " + entry.key() + " not written: the"
+                        + " lease of this instance was taken over by another instance while it was paused; it goes"
+                        + " on under a new owner id at its next lease renewal", new IllegalStateException(
+                        "lease taken over"));
+                default -> Append.APPENDED;
+            };
         } catch (RetryJournalException e) {
             if (!parked || !e.maybeWritten()) {
                 throw e;
@@ -167,7 +180,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         return writer.submit(JournalWrite.fence(key, attempt + 1, nextDueEpochMillis, lastProvider, lastFailure))
                 .thenApply(outcome -> switch (outcome) {
                     case WRITTEN -> Fence.OWNED;
-                    case ADOPTED, DUPLICATE -> Fence.ADOPTED;
+                    case ADOPTED, DUPLICATE, REFUSED -> Fence.ADOPTED;
                     case GONE -> Fence.GONE;
                     case LEASE_EXPIRED -> Fence.LEASE_EXPIRED;
                 });
@@ -207,9 +220,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             try (PreparedStatement st = prepare(c, sql.release)) {
                 for (int from = 0; from < keys.size(); from += PAGE) {
                     for (CallKey key : keys.subList(from, Math.min(keys.size(), from + PAGE))) {
-                        int i = EntryRows.bindKey(st, 1, key);
-                        st.setString(i, owner);
-                        HandOutMarks.bindHeld(marks, runId, st, i + 1, key);
+                        sql.bindHeld(st, EntryRows.bindKey(st, 1, key), owner(), runId, marks, key);
                         st.addBatch();
                     }
                     st.executeBatch();
@@ -249,6 +260,9 @@ public final class JdbcRetryJournal implements RetryJournal {
     public List<RetryJournalEntry> claim(String application, String serviceKey, int limit)
             throws RetryJournalException {
         checkService(application, serviceKey, limit);
+        if (takenLeases != null) {
+            takenLeases.serve(HandOutMarks.service(application, serviceKey));
+        }
         return inTransaction("claim of " + serviceKey, c -> {
             statistics.refresh(c);
             return handOut(c, application, serviceKey, limit, true);
@@ -307,10 +321,12 @@ public final class JdbcRetryJournal implements RetryJournal {
      */
     private List<RetryJournalEntry> handOut(Connection c, String application, String serviceKey, int limit,
                                             boolean everyDeadOwner) throws SQLException {
-        if (marks == null) {
+        String service = HandOutMarks.service(application, serviceKey);
+        Object lock = marks != null ? marks.lock(service) : takenLeases != null ? takenLeases.lock(service) : null;
+        if (lock == null) {
             return handOutNow(c, application, serviceKey, limit, everyDeadOwner);
         }
-        synchronized (marks.lock(HandOutMarks.service(application, serviceKey))) {
+        synchronized (lock) {
             return handOutNow(c, application, serviceKey, limit, everyDeadOwner);
         }
     }
@@ -321,13 +337,19 @@ public final class JdbcRetryJournal implements RetryJournal {
         boolean unpark = !everyDeadOwner;
         String service = HandOutMarks.service(application, serviceKey);
         int adopted = 0;
+        String me = owner();
         try {
             if (!unpark || !cursors.ownAllRead(service)) {
                 long parks = cursors.parks();
-                Source own = new Source(owner, sql.selectOwn, sql.unparkOne, sql.unparkFenced);
+                Source own = new Source(me, sql.selectOwn, sql.unparkOne, sql.unparkFenced);
                 ParkedPage.Key stop = pages(c, own, application, serviceKey, limit, out, ParkedPage.Key.FIRST);
                 if (unpark) {
                     cursors.ownAllRead(service, parks, stop == null);
+                }
+            }
+            if (takenLeases != null) {
+                for (String from : takenLeases.owners(service)) {
+                    handOutTaken(c, from, application, serviceKey, service, limit, out);
                 }
             }
             int own = out.size();
@@ -369,6 +391,10 @@ public final class JdbcRetryJournal implements RetryJournal {
             if (out.size() >= limit) {
                 return;
             }
+            if (takenLeases != null && !hinted && takeOver(c, dead, application, serviceKey, service, limit - out.size())) {
+                handOutTaken(c, dead, application, serviceKey, service, limit, out);
+                continue;
+            }
             Source from = new Source(dead, sql.selectAdoptable, sql.adoptOne, sql.adoptFenced);
             ParkedPage.Key start = hinted ? cursors.resumeAfter(service, dead) : ParkedPage.Key.FIRST;
             ParkedPage.Key stop = pages(c, from, application, serviceKey, limit, out, start);
@@ -394,14 +420,15 @@ public final class JdbcRetryJournal implements RetryJournal {
         try (PreparedStatement st = prepare(c, sql.expiredOwners)) {
             st.setString(1, application);
             st.setString(2, serviceKey);
-            st.setString(3, owner);
+            st.setString(3, owner());
+            st.setString(4, runId);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
                     dead.add(rs.getString(1));
                 }
             }
         }
-        if (!owner.equals(JournalSql.RELEASED)) {
+        if (!owner().equals(JournalSql.RELEASED)) {
             dead.add(JournalSql.RELEASED);
         }
         return dead;
@@ -411,9 +438,12 @@ public final class JdbcRetryJournal implements RetryJournal {
     private List<String> ownersWithoutLiveLease(Connection c, String application, String serviceKey)
             throws SQLException {
         Set<String> live = new HashSet<>();
-        try (PreparedStatement st = prepare(c, sql.liveOwners); ResultSet rs = st.executeQuery()) {
-            while (rs.next()) {
-                live.add(rs.getString(1));
+        try (PreparedStatement st = prepare(c, sql.liveOwners)) {
+            st.setString(1, runId);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    live.add(rs.getString(1));
+                }
             }
         }
         List<String> dead = new ArrayList<>();
@@ -429,7 +459,7 @@ public final class JdbcRetryJournal implements RetryJournal {
                     }
                     last = rs.getString(1);
                 }
-                if (!last.equals(owner) && !live.contains(last)) {
+                if (!last.equals(owner()) && !live.contains(last)) {
                     dead.add(last);
                 }
             }
@@ -445,18 +475,23 @@ public final class JdbcRetryJournal implements RetryJournal {
      */
     private ParkedPage.Key pages(Connection c, Source from, String application, String serviceKey, int limit,
                                  List<RetryJournalEntry> out, ParkedPage.Key after) throws SQLException {
-        HandOutMarks ownMarks = from.owner().equals(owner) ? marks : null;
+        boolean own = from.owner().equals(owner());
+        HandOutMarks ownMarks = own ? marks : null;
         while (out.size() < limit) {
+            if (takenLeases != null && ownLeaseTaken(c)) {
+                return after;
+            }
             int want = Math.min(limit - out.size(), PAGE);
             ParkedPage page;
             List<RetryJournalEntry> marked;
-            if (sql.adoptTaking != null && !from.owner().equals(owner)) {
+            if (sql.adoptTaking != null && !own) {
                 page = adoptTaking(c, from.owner(), application, serviceKey, after, want);
-                quarantine(c, owner, page.corrupt());
+                quarantine(c, owner(), page.corrupt());
                 marked = page.entries();
             } else {
                 try (PreparedStatement st = prepare(c, from.select())) {
-                    page = ParkedPage.read(st, from.owner(), runId, ownMarks, application, serviceKey, after, want);
+                    page = ParkedPage.read(st, from.owner(), own ? runId : ParkedPage.NO_RUN, runId, ownMarks,
+                            application, serviceKey, after, want);
                 }
                 quarantine(c, from.owner(), page.corrupt());
                 marked = markScheduled(c, from, page.entries(), page.earlierRun());
@@ -561,7 +596,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             st.setString(5, first.serviceKey());
             st.setArray(6, c.createArrayOf("varchar", methods));
             st.setArray(7, c.createArrayOf("varchar", retryIds));
-            st.setString(8, owner);
+            st.setString(8, owner());
             st.setString(9, runId);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
@@ -584,12 +619,15 @@ public final class JdbcRetryJournal implements RetryJournal {
                                    ParkedPage.Key after, int want) throws SQLException {
         long now = System.currentTimeMillis();
         boolean fence = lease == null || lease.held() && leaseLasts(c);
+        if (sql.takesOver) {
+            lockLease(c, dead); // a survivor's takeover of dead now waits for this page, or skips it
+        }
         ParkedPage page;
         try (PreparedStatement st = prepare(c, sql.adoptTaking)) {
-            int i = ParkedPage.bind(st, dead, runId, null, application, serviceKey, after, want);
+            int i = ParkedPage.bind(st, dead, ParkedPage.NO_RUN, null, application, serviceKey, after, want);
             st.setLong(i, now);
             st.setInt(i + 1, fence ? 1 : 0);
-            st.setString(i + 2, owner);
+            st.setString(i + 2, owner());
             st.setString(i + 3, runId);
             st.setString(i + 4, dead);
             st.setString(i + 5, dead);
@@ -611,11 +649,181 @@ public final class JdbcRetryJournal implements RetryJournal {
     /** @return whether this instance's lease outlasts the database's now by the fence's margin */
     private boolean leaseLasts(Connection c) throws SQLException {
         try (PreparedStatement st = prepare(c, sql.leaseLasts)) {
-            st.setString(1, owner);
-            st.setLong(2, lease.fenceMarginMillis());
+            st.setString(1, owner());
+            int i = 2;
+            if (sql.takesOver) {
+                st.setString(i++, runId);
+            }
+            st.setLong(i, lease.fenceMarginMillis());
             try (ResultSet rs = st.executeQuery()) {
                 return rs.next();
             }
+        }
+    }
+
+    /** Locks {@code dead}'s lease row against a takeover ({@link JournalSql#lockLease}) until this transaction ends. */
+    private void lockLease(Connection c, String dead) throws SQLException {
+        try (PreparedStatement st = prepare(c, sql.lockLease)) {
+            st.setString(1, dead);
+            st.executeQuery().close();
+        }
+    }
+
+    /** @return whether {@code dead}'s lease row, expired and held by another run, is locked for a takeover now */
+    private boolean locksExpiredLease(Connection c, String dead) throws SQLException {
+        try (PreparedStatement st = prepare(c, sql.takeOverLock)) {
+            st.setString(1, dead);
+            st.setString(2, runId);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    /**
+     * The first statement of each transaction of a hand-out ({@link JournalSql#takesOver}): locks this instance's
+     * lease rows until it ends, as a write does ({@link JournalSql#writeGuard}).
+     *
+     * @return whether this instance's own row is held by another run, which took it over while this one was paused:
+     *     then this run hands out nothing until its heartbeat registers a new owner id
+     */
+    private boolean ownLeaseTaken(Connection c) throws SQLException {
+        String me = owner();
+        try (PreparedStatement st = prepare(c, sql.writeGuard)) {
+            st.setString(1, me);
+            st.setString(2, runId);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    if (me.equals(rs.getString(1))) {
+                        return !runId.equals(rs.getString(2));
+                    }
+                }
+                return false;
+            }
+        }
+    }
+
+    /**
+     * Takes the lease of {@code dead} over ({@link JournalSql#takesOver}), so that its calls become this run's
+     * without a write each: only when this instance's lease is held, the claim has room for all of {@code dead}'s
+     * calls of the service, each other service {@code dead} has calls of was claimed by this run (their calls then
+     * wait for its hand-outs of that service), this run never held {@code dead}'s lease before, and only if the lease
+     * has expired and no adopter holds it. Commits.
+     *
+     * @param room how many calls the claim may still hand out
+     * @return true if the lease is this run's now; false: adopt {@code dead}'s calls row by row
+     */
+    private boolean takeOver(Connection c, String dead, String application, String serviceKey, String service,
+                             int room) throws SQLException {
+        if (dead.equals(JournalSql.RELEASED) || !lease.held() || takenLeases.tookBefore(dead) || ownLeaseTaken(c)) {
+            return false;
+        }
+        long calls;
+        try (PreparedStatement st = prepare(c, sql.countOwned)) {
+            st.setString(1, application);
+            st.setString(2, serviceKey);
+            st.setString(3, dead);
+            st.setLong(4, room + 1L);
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                calls = rs.getLong(1);
+            }
+        }
+        if (calls == 0 || calls > room) {
+            return false;
+        }
+        List<String> others = otherServicesOf(c, dead, service);
+        if (others == null || !locksExpiredLease(c, dead)) {
+            return false;
+        }
+        try (PreparedStatement st = prepare(c, sql.takeOver)) {
+            st.setString(1, runId);
+            st.setLong(2, leaseMillis);
+            st.setString(3, dead);
+            st.executeUpdate();
+        }
+        c.commit();
+        takenLeases.took(service, dead);
+        others.forEach(other -> takenLeases.took(other, dead));
+        LOG.log(System.Logger.Level.INFO, "{0}: took over the expired lease of {1}, with its {2} calls of {3} and its"
+                + " calls of {4} other services", storeName, dead, calls, serviceKey, others.size());
+        return true;
+    }
+
+    /**
+     * @return the services other than {@code service} in which {@code owner} has calls (a probe per service of the
+     *     table), or null if one of them is a service this run has not claimed: no reference of this process would
+     *     hand its calls out
+     */
+    private List<String> otherServicesOf(Connection c, String owner, String service) throws SQLException {
+        List<String> others = new ArrayList<>();
+        String app = "";
+        String svc = "";
+        try (PreparedStatement next = prepare(c, sql.nextService); PreparedStatement any = prepare(c, sql.ownsAny)) {
+            while (true) {
+                next.setString(1, app);
+                next.setString(2, svc);
+                try (ResultSet rs = next.executeQuery()) {
+                    if (!rs.next()) {
+                        return others;
+                    }
+                    app = rs.getString(1);
+                    svc = rs.getString(2);
+                }
+                String other = HandOutMarks.service(app, svc);
+                if (other.equals(service)) {
+                    continue;
+                }
+                any.setString(1, app);
+                any.setString(2, svc);
+                any.setString(3, owner);
+                try (ResultSet rs = any.executeQuery()) {
+                    if (rs.next()) {
+                        if (!takenLeases.serves(other)) {
+                            return null;
+                        }
+                        others.add(other);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Hands out the calls of {@code from}, whose lease this run took over, past its mark in claim order, without a
+     * write: they are this run's by its lease, and the mark keeps them from being handed out twice
+     * ({@link TakenLeases}). A page per transaction, as {@link #pages}; the corrupt ones are quarantined.
+     */
+    private void handOutTaken(Connection c, String from, String application, String serviceKey, String service,
+                              int limit, List<RetryJournalEntry> out) throws SQLException {
+        ParkedPage.Key after = takenLeases.mark(service, from);
+        if (after == null) {
+            return;
+        }
+        try (PreparedStatement st = prepare(c, sql.leaseHolder)) {
+            st.setString(1, from);
+            try (ResultSet rs = st.executeQuery()) {
+                if (!rs.next() || !runId.equals(rs.getString(1))) { // taken back by a restart with its owner id
+                    takenLeases.done(service, from);
+                    return;
+                }
+            }
+        }
+        while (out.size() < limit && !ownLeaseTaken(c)) {
+            int want = Math.min(limit - out.size(), PAGE);
+            ParkedPage page;
+            try (PreparedStatement st = prepare(c, sql.selectParked)) {
+                page = ParkedPage.read(st, from, runId, runId, null, application, serviceKey, after, want);
+            }
+            quarantine(c, from, page.corrupt());
+            c.commit();
+            out.addAll(page.entries());
+            if (page.rows() < want) {
+                takenLeases.done(service, from);
+                return;
+            }
+            after = page.last();
+            takenLeases.advance(service, from, after);
         }
     }
 
@@ -631,7 +839,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             return;
         }
         rows.sort(Comparator.comparing(RetryJournalEntry::retryId).thenComparing(RetryJournalEntry::method));
-        boolean own = from.owner().equals(owner);
+        boolean own = from.owner().equals(owner());
         int[] counts;
         try (PreparedStatement st = prepare(c, text)) {
             for (RetryJournalEntry e : rows) {
@@ -639,10 +847,10 @@ public final class JdbcRetryJournal implements RetryJournal {
                 if (own) {
                     st.setString(1, runId);
                     i = EntryRows.bindKey(st, 2, e.key());
-                    st.setString(i, owner);
+                    st.setString(i, owner());
                     st.setString(i + 1, runId);
                 } else {
-                    st.setString(1, owner);
+                    st.setString(1, owner());
                     st.setString(2, runId);
                     i = EntryRows.bindKey(st, 3, e.key());
                     st.setString(i, from.owner());

@@ -1,7 +1,10 @@
 package io.rpctimer.journal;
 
+import io.rpctimer.retry.CallKey;
+
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -58,6 +61,12 @@ final class JournalSql {
      * write ({@link HandOutMarks}): a call it holds is then also an earlier run's at or before its service's mark.
      */
     final boolean marked;
+    /**
+     * Whether a survivor may take a dead instance's lease over instead of adopting its calls one by one (PostgreSQL,
+     * with a lease): a lease row then names the run that holds it ({@code holder}), and a call is held by the run that
+     * holds its owner's lease row.
+     */
+    final boolean takesOver;
     final String callTable;
     final String instanceTable;
     final String deadTable;
@@ -94,6 +103,14 @@ final class JournalSql {
     final String selectAll;
     final String deleteOne;
     final String exists;
+    final String leaseHolder;
+    final String writeGuard;
+    final String lockLease;
+    final String takeOverLock;
+    final String takeOver;
+    final String countOwned;
+    final String nextService;
+    final String ownsAny;
 
     /** The statements of a journal with a lease: a call it holds carries its run. */
     JournalSql(JournalDialect dialect, String tablePrefix) {
@@ -104,6 +121,7 @@ final class JournalSql {
     JournalSql(JournalDialect dialect, String tablePrefix, boolean marked) {
         this.dialect = dialect;
         this.marked = marked;
+        this.takesOver = dialect.keyArrays() && !marked;
         this.callTable = tablePrefix + "call";
         this.instanceTable = tablePrefix + "instance";
         this.deadTable = tablePrefix + "dead_letter";
@@ -115,15 +133,29 @@ final class JournalSql {
         // one statement on the database's clock; adopt checks the opposite, so the two never both succeed
         // held by this run: its run id, or (marked) an earlier run's call at or before the mark; a marked fence
         // makes the call this run's, since it moves the due time the mark is judged by
-        String held = " AND owner = ? AND " + (marked ? HandOutMarks.held("") : "run_id = ?");
-        fence = "UPDATE " + callTable + " SET attempt = ?, due_at = ?, last_provider = ?, last_failure = ?,"
-                + " parked = FALSE" + (marked ? ", run_id = ?" : "") + " WHERE " + KEY + held;
+        // (takesOver: the call's owner's lease row is this run's, one parameter: this run)
+        String held = takesOver ? " AND" + heldByRun(callTable)
+                : " AND owner = ? AND " + (marked ? HandOutMarks.held("") : "run_id = ?");
+        String setFenced = "UPDATE " + callTable + " SET attempt = ?, due_at = ?, last_provider = ?, last_failure = ?,"
+                + " parked = FALSE";
+        // takesOver: the fence makes the call this run's (a taken-over call is handed out without a write), and the
+        // lease that must outlast it is the one of the call's owner, held by this run; parameters: this run, the
+        // call's key, this run, the margin in milliseconds
+        fence = takesOver ? setFenced + ", run_id = ? WHERE " + KEY + " AND EXISTS (SELECT 1 FROM " + instanceTable
+                + " i WHERE i.owner = " + callTable + ".owner AND i.holder = ? AND i.lease_until > " + now + " + ?)"
+                : setFenced + (marked ? ", run_id = ?" : "") + " WHERE " + KEY + held;
         // this instance's lease outlasts the database's now by the margin: inside each fence, and once for a page of
-        // hand-outs; parameters: this instance's owner, the margin in milliseconds
-        leaseLasts = "SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until > " + now + " + ?";
-        fenceWithLease = fence + " AND EXISTS (" + leaseLasts + ")";
-        whoHolds = "SELECT owner, run_id FROM " + callTable + " WHERE " + KEY;
-        remove = "DELETE FROM " + callTable + " WHERE " + KEY + " AND owner = ?";
+        // hand-outs; parameters: this instance's owner, the margin in milliseconds (takesOver: the owner, this run,
+        // the margin; the row stays locked until the hand-out commits, so no survivor takes it over meanwhile)
+        leaseLasts = takesOver ? "SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.holder = ? AND"
+                + " i.lease_until > " + now + " + ? FOR SHARE"
+                : "SELECT 1 FROM " + instanceTable + " i WHERE i.owner = ? AND i.lease_until > " + now + " + ?";
+        fenceWithLease = takesOver ? fence : fence + " AND EXISTS (" + leaseLasts + ")";
+        whoHolds = takesOver ? "SELECT c.owner, c.run_id, i.holder FROM " + callTable + " c LEFT JOIN "
+                + instanceTable + " i ON i.owner = c.owner WHERE c.application = ? AND c.service_key = ? AND"
+                + " c.method = ? AND c.retry_id = ?"
+                : "SELECT owner, run_id FROM " + callTable + " WHERE " + KEY;
+        remove = "DELETE FROM " + callTable + " WHERE " + KEY + (takesOver ? held : " AND owner = ?");
         release = "UPDATE " + callTable + " SET owner = '" + RELEASED + "', parked = TRUE, run_id = NULL WHERE " + KEY
                 + held;
         // the service's owners one at a time, each the first after the last in the claim index's order: a probe per
@@ -131,16 +163,17 @@ final class JournalSql {
         // million, at every claim); parameters: application, service, the last owner found ('' for the first)
         nextOwner = "SELECT owner FROM " + callTable + " WHERE application = ? AND service_key = ? AND owner > ?"
                 + " ORDER BY application, service_key, owner LIMIT 1";
-        liveOwners = "SELECT owner FROM " + instanceTable + " WHERE lease_until >= " + now;
-        // parameters: application, service, this instance's owner; only instances with an expired lease row: a probe
-        // per instance row on the claim index
+        // the owners whose calls are not for adoption: a live lease, or a lease row this run holds (parameter: this run)
+        liveOwners = "SELECT owner FROM " + instanceTable + " WHERE lease_until >= " + now + " OR holder = ?";
+        // parameters: application, service, this instance's owner, this run; only instances with an expired lease
+        // row that this run does not hold: a probe per instance row on the claim index
         // (a scalar subquery in the claim index's order with LIMIT 1: PostgreSQL turns EXISTS into a hash semi-join
         // over every entry of the service, 0.27 s at 500,000 entries for each unpark, and without the ORDER BY it
         // scans the table for the first row, past what the drain deleted; this is one index probe per instance)
         expiredOwners = "SELECT i.owner FROM " + instanceTable + " i WHERE (SELECT 1 FROM " + callTable
                 + " e WHERE e.application = ? AND e.service_key = ? AND e.owner = i.owner ORDER BY e.application,"
                 + " e.service_key, e.owner, e.due_at LIMIT 1) IS NOT NULL AND i.owner <> ? AND i.lease_until < "
-                + now;
+                + now + " AND (i.holder IS NULL OR i.holder <> ?)";
         selectParked = selectPage(columns, NOT_SCHEDULED);
         // this instance's calls: marked, an earlier run's only after the mark
         selectOwn = marked ? selectPage(columns, HandOutMarks.PAST_MARK) : selectParked;
@@ -180,10 +213,36 @@ final class JournalSql {
                 + adoptable;
         unparkFenced = "UPDATE " + callTable + " SET parked = FALSE, run_id = ?, attempt = attempt + 1" + unparkable;
         quarantine = "UPDATE " + callTable + " SET quarantined = TRUE WHERE " + KEY + " AND owner = ?";
-        insertInstance = "INSERT INTO " + instanceTable + " (owner, lease_until, host) VALUES (?, " + now + " + ?, ?)";
+        insertInstance = "INSERT INTO " + instanceTable + " (owner, lease_until, host, holder) VALUES (?, " + now
+                + " + ?, ?, ?)";
         deleteInstance = "DELETE FROM " + instanceTable + " WHERE owner = ?";
-        renewLease = "UPDATE " + instanceTable + " SET lease_until = " + now + " + ? WHERE owner = ?";
-        giveUpLease = "UPDATE " + instanceTable + " SET lease_until = 0 WHERE owner = ?";
+        // takesOver: every lease row this run holds, its own and those it took over, in one statement (they lapse
+        // together); the owners come back, so that the run sees when its own row was taken over; parameters: the
+        // lease in milliseconds, then this run (else this instance's owner)
+        renewLease = "UPDATE " + instanceTable + " SET lease_until = " + now + " + ? WHERE "
+                + (takesOver ? "holder = ? RETURNING owner" : "owner = ?");
+        giveUpLease = "UPDATE " + instanceTable + " SET lease_until = 0 WHERE " + (takesOver ? "holder" : "owner")
+                + " = ?";
+        leaseHolder = "SELECT holder FROM " + instanceTable + " WHERE owner = ?";
+        // a write transaction's first statement (takesOver): the lease rows of this owner and of this run, locked
+        // until it commits, so that a survivor takes one over only after the calls it wrote are there to be read;
+        // parameters: this instance's owner, this run
+        writeGuard = "SELECT owner, holder FROM " + instanceTable + " WHERE owner = ? OR holder = ? FOR SHARE";
+        // an adopter's hold on a dead owner's lease row while it adopts calls row by row: a takeover skips the row
+        lockLease = "SELECT 1 FROM " + instanceTable + " WHERE owner = ? FOR SHARE";
+        // a takeover: the dead owner's lease row, when its lease has expired and no adopter holds it, becomes this
+        // run's; rows of versions without a holder are adopted row by row. Parameters: the dead owner, this run; then
+        // this run, the lease in milliseconds, the dead owner
+        takeOverLock = "SELECT 1 FROM " + instanceTable + " WHERE owner = ? AND holder IS NOT NULL AND holder <> ? AND"
+                + " lease_until < " + now + " FOR UPDATE SKIP LOCKED";
+        takeOver = "UPDATE " + instanceTable + " SET holder = ?, lease_until = " + now + " + ? WHERE owner = ?";
+        // how many calls of a service an owner has, counted up to the last parameter (a probe of the claim index)
+        countOwned = "SELECT count(*) FROM (SELECT 1 FROM " + callTable + " WHERE application = ? AND service_key = ?"
+                + " AND owner = ? LIMIT ?) t";
+        // the services one at a time, each the first after the last in the claim index's order
+        nextService = "SELECT application, service_key FROM " + callTable + " WHERE (application, service_key) >"
+                + " (?, ?) ORDER BY application, service_key LIMIT 1";
+        ownsAny = "SELECT 1 FROM " + callTable + " WHERE application = ? AND service_key = ? AND owner = ? LIMIT 1";
         String idle = " NOT EXISTS (SELECT 1 FROM " + callTable + " e WHERE e.owner = " + instanceTable + ".owner)";
         forgetInstanceIfIdle = "DELETE FROM " + instanceTable + " WHERE owner = ? AND" + idle;
         forgetStaleInstances = "DELETE FROM " + instanceTable + " WHERE lease_until < " + now + " - ? AND" + idle;
@@ -191,7 +250,8 @@ final class JournalSql {
         // instance that lost it; each step is guarded by the same condition, so all three do something or none does
         buryReplace = "DELETE FROM " + deadTable + " WHERE " + KEY + " AND EXISTS (SELECT 1 FROM " + callTable
                 + " c WHERE c.application = ? AND c.service_key = ? AND c.method = ? AND c.retry_id = ? AND"
-                + " c.owner = ? AND " + (marked ? HandOutMarks.held("c.") : "c.run_id = ?") + ")";
+                + (takesOver ? heldByRun("c") : " c.owner = ? AND " + (marked ? HandOutMarks.held("c.")
+                : "c.run_id = ?")) + ")";
         buryInsert = "INSERT INTO " + deadTable + " (" + String.join(", ", DEAD_COLUMNS) + ") SELECT application,"
                 + " service_key, method, retry_id, payload, payload_crc, ?, created_at, " + now + ", ?, ?, ? FROM "
                 + callTable + " WHERE " + KEY + held;
@@ -200,6 +260,27 @@ final class JournalSql {
                 + " ORDER BY retry_id, application, service_key, method LIMIT ?";
         deleteOne = "DELETE FROM " + callTable + " WHERE " + KEY;
         exists = "SELECT payload_crc, created_at FROM " + callTable + " WHERE " + KEY;
+    }
+
+    /** @return that the owner of a call of {@code table} (its name or alias) has its lease row held by the run bound */
+    private String heldByRun(String table) {
+        return " EXISTS (SELECT 1 FROM " + instanceTable + " i WHERE i.owner = " + table + ".owner AND i.holder = ?)";
+    }
+
+    /**
+     * Binds what tells that this run holds {@code key}, from index {@code i}: with {@link #takesOver}, this run;
+     * else this instance's owner, then this run or (marked) its marks.
+     *
+     * @return the next index
+     */
+    int bindHeld(PreparedStatement st, int i, String owner, String runId, HandOutMarks marks, CallKey key)
+            throws SQLException {
+        if (takesOver) {
+            st.setString(i, runId);
+            return i + 1;
+        }
+        st.setString(i, owner);
+        return HandOutMarks.bindHeld(marks, runId, st, i + 1, key);
     }
 
     /**
@@ -231,7 +312,11 @@ final class JournalSql {
             st.execute("CREATE TABLE IF NOT EXISTS " + instanceTable + " ("
                     + "owner VARCHAR(" + ID_CHARS + ") NOT NULL PRIMARY KEY, "
                     + "lease_until BIGINT NOT NULL, "
-                    + "host VARCHAR(" + SERVICE_CHARS + "))");
+                    + "host VARCHAR(" + SERVICE_CHARS + "), "
+                    + "holder VARCHAR(" + ID_CHARS + "))");
+            if (!columnExists(connection, instanceTable, "holder")) { // a table of an earlier version
+                st.execute("ALTER TABLE " + instanceTable + " ADD COLUMN holder VARCHAR(" + ID_CHARS + ")");
+            }
             createDeadLetterTable(st);
             createIndex(st, callTable + "_claim ON " + callTable
                     + " (application, service_key, owner, due_at, retry_id, method)");
@@ -304,6 +389,21 @@ final class JournalSql {
             }
         }
         return moved;
+    }
+
+    /** @return whether {@code table} has a column named {@code column} (in any case) */
+    private static boolean columnExists(Connection c, String table, String column) throws SQLException {
+        DatabaseMetaData meta = c.getMetaData();
+        for (String t : List.of(table, table.toUpperCase(Locale.ROOT), table.toLowerCase(Locale.ROOT))) {
+            try (ResultSet rs = meta.getColumns(c.getCatalog(), null, t, null)) {
+                while (rs.next()) {
+                    if (rs.getString("COLUMN_NAME").equalsIgnoreCase(column)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /**

@@ -32,7 +32,9 @@ final class JournalWrite {
         /** A fence, remove or bury found the row held by another owner or run. */
         ADOPTED,
         /** A fence found the row this run's, but the lease too short to send. */
-        LEASE_EXPIRED
+        LEASE_EXPIRED,
+        /** An append was not written: this instance's lease row is held by another run, which took it over. */
+        REFUSED
     }
 
     /** The write may or may not have committed, and reading it back failed too. */
@@ -61,6 +63,8 @@ final class JournalWrite {
     /** BURY only: how the call ended. */
     final Abandonment abandonment;
     final CompletableFuture<Outcome> done = new CompletableFuture<>();
+    /** The writer thread's: the owner id this instance had when the write was executed. */
+    String owner;
     private final AtomicInteger state = new AtomicInteger(QUEUED);
 
     private JournalWrite(Kind kind, CallKey key, RetryJournalEntry entry, boolean parked, int nextAttempt,

@@ -2,6 +2,7 @@ package io.rpctimer.journal;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,6 +23,13 @@ import javax.sql.DataSource;
  * instance sends nothing until a renewal succeeds; by then other instances may have adopted some of its calls, which
  * each send's fence finds out.
  *
+ * <h3>A lease taken over</h3>
+ * With {@link JournalSql#takesOver} (PostgreSQL) the lease row names the run that holds it ({@code holder}), and a
+ * survivor may take over the row of an instance whose lease expired, with its calls: the heartbeat then renews, in one
+ * statement, every row this run holds. An instance paused for longer than its lease may find, when it wakes, its own
+ * row held by another run: its calls are that run's now. It then registers a new owner id ({@code <owner>~<n>}) and
+ * goes on under it; until then the journal refuses its appends, and its fences fail.
+ *
  * <p>{@link #close} gives the lease up ({@code lease_until = 0}), so other instances adopt the calls at once, and
  * removes the row when the instance owns no call. At registration, rows of instances whose lease expired more than
  * a lease ago and that own no call are removed, so the table holds about one row per live instance.
@@ -39,26 +47,33 @@ final class LeaseKeeper implements AutoCloseable {
 
     private final DataSource dataSource;
     private final JournalSql sql;
-    private final String owner;
+    private final String baseOwner;
+    private final String runId;
     private final String storeName;
     private final long leaseMillis;
     private final LongSupplier nanoTime;
     private final ScheduledExecutorService heartbeat;
     /** Written by the heartbeat thread (and the constructor): until when, in {@link #nanoTime}, the lease is held. */
     private volatile long heldUntilNanos;
+    /** This instance's owner id now: written by the heartbeat thread (and the constructor) when a takeover moved it. */
+    private volatile String owner;
     /** Heartbeat thread only. */
     private boolean lapseReported;
+    /** Heartbeat thread only: how many times this instance's lease was taken over. */
+    private int takenOver;
 
     /** Registers the lease now, then renews it every lease/3 on a daemon thread. */
-    LeaseKeeper(DataSource dataSource, JournalSql sql, String owner, String storeName, long leaseMillis,
+    LeaseKeeper(DataSource dataSource, JournalSql sql, String owner, String runId, String storeName, long leaseMillis,
                 LongSupplier nanoTime) throws SQLException {
         this.dataSource = dataSource;
         this.sql = sql;
+        this.baseOwner = owner;
         this.owner = owner;
+        this.runId = runId;
         this.storeName = storeName;
         this.leaseMillis = leaseMillis;
         this.nanoTime = nanoTime;
-        register();
+        register(owner);
         heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rpc-timer-journal-lease-" + owner);
             t.setDaemon(true);
@@ -66,6 +81,11 @@ final class LeaseKeeper implements AutoCloseable {
         });
         long periodMillis = Math.max(1, leaseMillis / 3);
         heartbeat.scheduleWithFixedDelay(this::renew, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** @return this instance's owner id now: the one it was built with, unless its lease was taken over */
+    String owner() {
+        return owner;
     }
 
     /** @return how long the lease must outlast a fence, in milliseconds: what {@link #held()} leaves of a lease */
@@ -78,7 +98,8 @@ final class LeaseKeeper implements AutoCloseable {
         return nanoTime.getAsLong() - heldUntilNanos < 0;
     }
 
-    private void register() throws SQLException {
+    /** Registers {@code id}'s lease row, held by this run, replacing a row of the same id. */
+    private void register(String id) throws SQLException {
         long started = nanoTime.getAsLong();
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
@@ -87,11 +108,12 @@ final class LeaseKeeper implements AutoCloseable {
                  PreparedStatement insert = c.prepareStatement(sql.insertInstance)) {
                 forget.setLong(1, leaseMillis);
                 forget.executeUpdate();
-                delete.setString(1, owner);
+                delete.setString(1, id);
                 delete.executeUpdate();
-                insert.setString(1, owner);
+                insert.setString(1, id);
                 insert.setLong(2, leaseMillis);
                 insert.setString(3, EntryRows.bounded(hostName(), JournalSql.SERVICE_CHARS));
+                insert.setString(4, runId);
                 insert.executeUpdate();
             }
             c.commit();
@@ -107,11 +129,19 @@ final class LeaseKeeper implements AutoCloseable {
         long started = nanoTime.getAsLong();
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql.renewLease)) {
             st.setLong(1, leaseMillis);
-            st.setString(2, owner);
-            if (st.executeUpdate() == 0) {
-                register(); // the row was removed (by hand, or as stale while this process was paused)
-            } else {
+            st.setString(2, sql.takesOver ? runId : owner);
+            if (sql.takesOver ? renewedOwnRow(st) : st.executeUpdate() > 0) {
                 renewed(started);
+            } else if (sql.takesOver && heldByAnotherRun(c)) {
+                String next = baseOwner + "~" + (takenOver + 1);
+                register(next); // before the journal writes under it: a row without a lease row could be adopted
+                takenOver++;
+                LOG.log(System.Logger.Level.WARNING, "{0}: the lease of {1} was taken over by another instance while"
+                        + " this one was paused, and its calls with it; this instance goes on as {2}", storeName,
+                        owner, next);
+                owner = next;
+            } else {
+                register(owner); // the row was removed (by hand, or as stale while this process was paused)
             }
             if (lapseReported) {
                 LOG.log(System.Logger.Level.WARNING, "{0}: lease of {1} renewed again; retries are sent again",
@@ -127,6 +157,28 @@ final class LeaseKeeper implements AutoCloseable {
             } else {
                 LOG.log(System.Logger.Level.WARNING, "{0}: lease renewal of {1} failed: {2}", storeName, owner,
                         e.toString());
+            }
+        }
+    }
+
+    /** @return whether the renewal (its owners coming back) renewed this instance's own row */
+    private boolean renewedOwnRow(PreparedStatement renew) throws SQLException {
+        try (ResultSet rs = renew.executeQuery()) {
+            while (rs.next()) {
+                if (owner.equals(rs.getString(1))) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /** @return whether this instance's row is there, held by another run */
+    private boolean heldByAnotherRun(Connection c) throws SQLException {
+        try (PreparedStatement st = c.prepareStatement(sql.leaseHolder)) {
+            st.setString(1, owner);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() && !runId.equals(rs.getString(1));
             }
         }
     }
@@ -159,7 +211,7 @@ final class LeaseKeeper implements AutoCloseable {
         try (Connection c = dataSource.getConnection();
              PreparedStatement giveUp = c.prepareStatement(sql.giveUpLease);
              PreparedStatement forget = c.prepareStatement(sql.forgetInstanceIfIdle)) {
-            giveUp.setString(1, owner);
+            giveUp.setString(1, sql.takesOver ? runId : owner);
             giveUp.executeUpdate();
             forget.setString(1, owner);
             forget.executeUpdate();

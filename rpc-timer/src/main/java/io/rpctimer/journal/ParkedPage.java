@@ -27,6 +27,9 @@ import java.util.List;
 record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int rows, Key last, BitSet earlierRun,
                   Key lastEarlier) {
 
+    /** A run id no row carries: a page bound with it skips no call as scheduled. */
+    static final String NO_RUN = "";
+
     /** Where a page ends in the claim order (due_at, retry_id, method): the next page starts after it. */
     record Key(long dueAt, String retryId, String method) {
         static final Key FIRST = new Key(Long.MIN_VALUE, "", "");
@@ -37,13 +40,15 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
     }
 
     /**
-     * @param st    {@link JournalSql#selectParked} or {@link JournalSql#selectAdoptable}, prepared; with
-     *              {@code marks}, {@link JournalSql#selectOwn} of a marked journal
-     * @param marks this run's marks, to read this instance's calls past them; else null
+     * @param st          {@link JournalSql#selectParked} or {@link JournalSql#selectAdoptable}, prepared; with
+     *                    {@code marks}, {@link JournalSql#selectOwn} of a marked journal
+     * @param scheduledBy the run whose scheduled calls the page skips: this run for calls it holds, {@link #NO_RUN}
+     *                    for a dead owner's (one this run held once may be in memory only as a stale copy)
+     * @param marks       this run's marks, to read this instance's calls past them; else null
      */
-    static ParkedPage read(PreparedStatement st, String owner, String runId, HandOutMarks marks, String application,
-                           String serviceKey, Key after, int limit) throws SQLException {
-        bind(st, owner, runId, marks, application, serviceKey, after, limit);
+    static ParkedPage read(PreparedStatement st, String owner, String scheduledBy, String runId, HandOutMarks marks,
+                           String application, String serviceKey, Key after, int limit) throws SQLException {
+        bind(st, owner, scheduledBy, marks, application, serviceKey, after, limit);
         try (ResultSet rs = st.executeQuery()) {
             return read(rs, runId, marks, after, limit);
         }
@@ -54,7 +59,7 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
      *
      * @return the index of the next parameter
      */
-    static int bind(PreparedStatement st, String owner, String runId, HandOutMarks marks, String application,
+    static int bind(PreparedStatement st, String owner, String scheduledBy, HandOutMarks marks, String application,
                     String serviceKey, Key after, int limit) throws SQLException {
         st.setString(1, application);
         st.setString(2, serviceKey);
@@ -63,7 +68,7 @@ record ParkedPage(List<RetryJournalEntry> entries, List<Corrupt> corrupt, int ro
         if (marks != null) {
             i = marks.bindPast(st, i, application, serviceKey);
         } else {
-            st.setString(i++, runId);
+            st.setString(i++, scheduledBy);
         }
         st.setLong(i, after.dueAt());
         st.setLong(i + 1, after.dueAt());

@@ -61,6 +61,7 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
                 explain.setString(1, "app");
                 explain.setString(2, "svc");
                 explain.setString(3, "live");
+                explain.setString(4, "run");
                 StringBuilder lines = new StringBuilder();
                 try (ResultSet rs = explain.executeQuery()) {
                     while (rs.next()) {
@@ -78,6 +79,7 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
                 q.setString(1, "app");
                 q.setString(2, "svc");
                 q.setString(3, "live");
+                q.setString(4, "run");
                 try (ResultSet rs = q.executeQuery()) {
                     assertTrue(rs.next());
                     assertEquals("dead", rs.getString(1));
@@ -103,11 +105,11 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
             Object[] key = {"app", "svc", "m", "id-5930"};
             assertUsesPrimaryKey(c, sql.adoptOne, "me", "run", key, "dead", "dead");
             assertUsesPrimaryKey(c, sql.unparkOne, "run", key, "dead", "run");
-            assertUsesPrimaryKey(c, sql.fence, 2, 1000L, "p", "f", key, "dead", "run");
-            assertUsesPrimaryKey(c, sql.remove, key, "dead");
-            assertUsesPrimaryKey(c, sql.release, key, "dead", "run");
+            assertUsesPrimaryKey(c, sql.fenceWithLease, 2, 1000L, "p", "f", "run", key, "run", 1000L);
+            assertUsesPrimaryKey(c, sql.remove, key, "run");
+            assertUsesPrimaryKey(c, sql.release, key, "run");
             assertUsesPrimaryKey(c, sql.quarantine, key, "dead");
-            assertUsesPrimaryKey(c, sql.buryDelete, key, "dead", "run");
+            assertUsesPrimaryKey(c, sql.buryDelete, key, "run");
         } finally {
             journal.close();
         }

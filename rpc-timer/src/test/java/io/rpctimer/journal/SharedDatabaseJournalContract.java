@@ -261,8 +261,7 @@ abstract class SharedDatabaseJournalContract {
         assertEquals(dueOrder.subList(0, JdbcRetryJournal.PAGE + 10), first);
         assertEquals(dueOrder.subList(JdbcRetryJournal.PAGE + 10, count - 1), rest);
         assertEquals(List.of(), survivor.unpark(APP, SVC, count), "every call was handed out once");
-        assertEquals(count - 1, count("SELECT count(*) FROM " + prefix + "call WHERE owner = ? AND NOT quarantined",
-                "survivor"));
+        assertEquals(count - 1, owned("survivor", "NOT c.quarantined"));
         assertEquals(1, count("SELECT count(*) FROM " + prefix + "call WHERE quarantined AND retry_id = ?",
                 corrupt), "the corrupt call stays in the table");
     }
@@ -425,8 +424,19 @@ abstract class SharedDatabaseJournalContract {
         assertEquals(0, a.deadLetters().purge(APP, DeadLetterFilter.all()));
     }
 
+    /**
+     * @return how many calls {@code owner} holds: its own, and on a database where a survivor takes a dead instance's
+     *     lease over, those of the owners whose lease row its run holds
+     */
     private int owned(String owner) throws SQLException {
-        return count("SELECT count(*) FROM " + prefix + "call WHERE owner = ?", owner);
+        return owned(owner, "TRUE");
+    }
+
+    /** @return how many calls that meet {@code condition} {@code owner} holds, as {@link #owned(String)} counts */
+    private int owned(String owner, String condition) throws SQLException {
+        return count("SELECT count(*) FROM " + prefix + "call c WHERE " + condition + " AND (c.owner = ? OR EXISTS"
+                + " (SELECT 1 FROM " + prefix + "instance i JOIN " + prefix + "instance me ON me.holder = i.holder"
+                + " WHERE i.owner = c.owner AND me.owner = ?))", owner, owner);
     }
 
     private int expiredLeases() throws SQLException {
@@ -434,10 +444,12 @@ abstract class SharedDatabaseJournalContract {
                 + System.currentTimeMillis() + " AND owner LIKE ?", "dead%");
     }
 
-    private int count(String query, String arg) throws SQLException {
+    private int count(String query, String... args) throws SQLException {
         try (Connection c = database().getConnection();
              PreparedStatement st = c.prepareStatement(query)) {
-            st.setString(1, arg);
+            for (int i = 0; i < args.length; i++) {
+                st.setString(i + 1, args[i]);
+            }
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);
