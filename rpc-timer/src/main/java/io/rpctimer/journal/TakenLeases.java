@@ -7,13 +7,15 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The dead owners whose lease this run took over ({@link JournalSql#takesOver}) and whose calls it has not all handed
- * out yet, per service, each with how far this run has handed them out. A taken-over owner's calls are handed out
+ * out yet, per service (a takeover covers the owner's calls of every service this run claims), each with how far
+ * this run has handed them out. A taken-over owner's calls are handed out
  * without a write: a hand-out reads them in claim order ({@code due_at, retry_id, method}) past the owner's mark and
  * moves the mark to the last one it read; a call this run fenced carries its {@code run_id} and is not read again.
  *
  * <p>The mark holds because no call of a taken-over owner appears or moves once its lease row is this run's: the
- * owner's own writes are refused ({@link JournalSql#writeGuard}), the takeover waited for those under way, adopters
- * leave the calls alone while the lease lasts, and only this run's fence moves a call, which makes it this run's. Once
+ * owner's own writes and hand-outs are refused ({@link JournalSql#writeGuard}), the takeover waited for those under
+ * way, adopters leave the calls alone while the lease lasts, and only this run's fence moves a call, which makes it
+ * this run's. A run takes an owner over once at most: calls it fenced under an earlier hold carry its run id. Once
  * a hand-out has read an owner's calls to the end, the owner is forgotten here: nothing of it is left to hand out.
  *
  * <p><b>Threading:</b> thread-safe. The hand-outs of one service take turns ({@link #lock}); a mark moves forward
