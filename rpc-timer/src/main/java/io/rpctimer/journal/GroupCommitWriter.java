@@ -402,16 +402,7 @@ final class GroupCommitWriter implements AutoCloseable {
     private boolean ownLeaseTakenOver(Connection c, String me) throws SQLException {
         try (PreparedStatement st = c.prepareStatement(sql.writeGuard)) {
             st.setQueryTimeout(queryTimeoutSeconds());
-            st.setString(1, me);
-            st.setString(2, runId);
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    if (me.equals(rs.getString(1))) {
-                        return !runId.equals(rs.getString(2));
-                    }
-                }
-                return false; // no row: removed as stale while this process was paused; the heartbeat registers it
-            }
+            return JournalSql.leaseTakenOver(st, me, runId);
         }
     }
 

@@ -373,15 +373,9 @@ final class JdbcDeadLetters implements DeadLetterStore {
         }
         String me = owner.get();
         try (PreparedStatement st = tx.prepare(c, sql.writeGuard)) {
-            st.setString(1, me);
-            st.setString(2, runId);
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    if (me.equals(rs.getString(1)) && !runId.equals(rs.getString(2))) {
-                        throw new SQLException("the lease of " + me + " was taken over by another instance; this"
-                                + " instance goes on under a new owner id at its next lease renewal");
-                    }
-                }
+            if (JournalSql.leaseTakenOver(st, me, runId)) {
+                throw new SQLException("the lease of " + me + " was taken over by another instance; this instance"
+                        + " goes on under a new owner id at its next lease renewal");
             }
         }
     }

@@ -688,18 +688,8 @@ public final class JdbcRetryJournal implements RetryJournal {
      *     then this run hands out nothing until its heartbeat registers a new owner id
      */
     private boolean ownLeaseTaken(Connection c) throws SQLException {
-        String me = owner();
         try (PreparedStatement st = prepare(c, sql.writeGuard)) {
-            st.setString(1, me);
-            st.setString(2, runId);
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    if (me.equals(rs.getString(1))) {
-                        return !runId.equals(rs.getString(2));
-                    }
-                }
-                return false;
-            }
+            return JournalSql.leaseTakenOver(st, owner(), runId);
         }
     }
 

@@ -284,6 +284,26 @@ final class JournalSql {
     }
 
     /**
+     * Runs {@link #writeGuard}, prepared as {@code guard}, for {@code me} and this run {@code runId}: their lease rows
+     * stay locked until the transaction ends.
+     *
+     * @return whether {@code me}'s row is held by another run, which took the lease over with its calls (false if it
+     *     is this run's, or gone: removed as stale while the process was paused, registered again by its heartbeat)
+     */
+    static boolean leaseTakenOver(PreparedStatement guard, String me, String runId) throws SQLException {
+        guard.setString(1, me);
+        guard.setString(2, runId);
+        try (ResultSet rs = guard.executeQuery()) {
+            while (rs.next()) {
+                if (me.equals(rs.getString(1))) {
+                    return !runId.equals(rs.getString(2));
+                }
+            }
+            return false;
+        }
+    }
+
+    /**
      * @return a keyset page of one owner's calls in the claim order that meet {@code handOut}: the calls after
      *     (due_at, retry_id, method) of the last page; the ORDER BY names the claim index's columns in its order, so
      *     the database reads the index in order and stops at the LIMIT

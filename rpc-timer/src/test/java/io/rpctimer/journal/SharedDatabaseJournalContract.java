@@ -51,7 +51,7 @@ abstract class SharedDatabaseJournalContract {
 
     private static final AtomicInteger SCHEMAS = new AtomicInteger();
     private final List<JdbcRetryJournal> journals = new ArrayList<>();
-    private final String prefix = "t" + SCHEMAS.incrementAndGet() + "_";
+    final String prefix = "t" + SCHEMAS.incrementAndGet() + "_";
 
     /** @return the shared database, started once per test class */
     abstract DataSource database();
@@ -67,13 +67,13 @@ abstract class SharedDatabaseJournalContract {
         journals.forEach(JdbcRetryJournal::close);
     }
 
-    private JdbcRetryJournal journal(DataSource ds, String owner, Duration lease) throws RetryJournalException {
+    JdbcRetryJournal journal(DataSource ds, String owner, Duration lease) throws RetryJournalException {
         JdbcRetryJournal j = JdbcRetryJournal.builder(ds).owner(owner).tablePrefix(prefix).lease(lease).build();
         journals.add(j);
         return j;
     }
 
-    private static List<String> ids(List<RetryJournalEntry> entries) {
+    static List<String> ids(List<RetryJournalEntry> entries) {
         return entries.stream().map(RetryJournalEntry::retryId).toList();
     }
 
@@ -444,7 +444,7 @@ abstract class SharedDatabaseJournalContract {
                 + System.currentTimeMillis() + " AND owner LIKE ?", "dead%");
     }
 
-    private int count(String query, String... args) throws SQLException {
+    int count(String query, String... args) throws SQLException {
         try (Connection c = database().getConnection();
              PreparedStatement st = c.prepareStatement(query)) {
             for (int i = 0; i < args.length; i++) {
