@@ -24,6 +24,8 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -304,6 +306,42 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
         network.heal();
         assertEquals(RetryJournal.Fence.ADOPTED, done(taker.fence(key("d03"), 1, 1_000, null, null)));
         assertEquals(RetryJournal.Fence.OWNED, done(next.fence(key("d03"), 1, 1_000, null, null)));
+    }
+
+    /**
+     * An instance frozen in the middle of a write (here: before its commit) still holds its lease row locked: a survivor
+     * that finds its lease expired adopts its committed calls row by row and does not take the lease over, so the call
+     * the frozen write commits later stays the instance's, none left where no run hands it out.
+     */
+    @Test
+    void aTakeoverSkipsAnInstanceWhoseWriteIsUnderWay() throws Exception {
+        FaultyDataSource network = new FaultyDataSource(database());
+        JdbcRetryJournal frozen = journal(network, "frozen", Duration.ofSeconds(3));
+        for (int i = 0; i < 5; i++) {
+            frozen.append(entry("r" + i, i), false);
+        }
+        String frozenRun = holder("frozen");
+        JdbcRetryJournal survivor = journal(database(), "survivor", Duration.ofSeconds(30));
+        network.hangNextCommit();
+        CompletableFuture<Void> late = CompletableFuture.runAsync(() -> {
+            try {
+                frozen.append(entry("late", 9), false);
+            } catch (RetryJournalException e) {
+                assertTrue(e.maybeWritten(), e.toString()); // its commit outlasted the write timeout
+            }
+        });
+
+        List<String> got = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                .until(() -> got.addAll(ids(survivor.claim(APP, SVC, 100))) && got.size() == 5);
+        assertEquals(frozenRun, holder("frozen"), "not taken over while a write of it was under way");
+        assertEquals(5, calls("survivor"), "adopted row by row");
+
+        network.heal();
+        late.get(30, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(30)).until(() -> calls("frozen") == 1);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() ->
+                done(frozen.fence(key("late"), 1, 1_000, null, null)) == RetryJournal.Fence.OWNED); // once renewed
     }
 
     /**
