@@ -43,8 +43,8 @@ final class ParkedCalls {
     private final String serviceKey;
     private final Executor executor;
     private final Timer timer;
-    /** Free places under the reference's cap, now. */
-    private final IntSupplier room;
+    /** The places under the reference's cap. */
+    private final Places room;
     /** The reference's cap ({@code failbacktasks}), now. */
     private final IntSupplier cap;
     /** Puts the entries the journal handed out on the wheel. */
@@ -60,7 +60,25 @@ final class ParkedCalls {
     private volatile boolean mayHoldParked;
     private volatile boolean closed;
 
-    ParkedCalls(GuardedJournal journal, String serviceKey, Executor executor, Timer timer, IntSupplier room,
+    /**
+     * The places under a reference's cap. A hand-out takes the places it asks the journal for before it asks, and
+     * gives them back once the calls it got are scheduled (each then counted on its own), so that a call admitted
+     * meanwhile, or another hand-out, finds them taken: the cap holds while the journal answers.
+     *
+     * <p><b>Threading:</b> thread-safe.
+     */
+    interface Places {
+        /** @return how many places are free now */
+        int free();
+
+        /** Takes up to {@code want} free places. @return how many it took */
+        int take(int want);
+
+        /** Gives back {@code taken} places that {@link #take} took. */
+        void giveBack(int taken);
+    }
+
+    ParkedCalls(GuardedJournal journal, String serviceKey, Executor executor, Timer timer, Places room,
                 IntSupplier cap, Consumer<GuardedJournal.Claimed> schedule) {
         this.journal = journal;
         this.serviceKey = serviceKey;
@@ -136,7 +154,7 @@ final class ParkedCalls {
         if (!journal.present() || !mayHoldParked || closed) {
             return;
         }
-        int free = room.getAsInt();
+        int free = room.free();
         if (free <= 0) {
             return;
         }
@@ -163,7 +181,7 @@ final class ParkedCalls {
     }
 
     private void startUnpark() {
-        if (!journal.present() || !mayHoldParked || closed || room.getAsInt() <= 0
+        if (!journal.present() || !mayHoldParked || closed || room.free() <= 0
                 || !unparking.compareAndSet(false, true)) {
             return;
         }
@@ -177,16 +195,22 @@ final class ParkedCalls {
     private void unpark() {
         boolean failed = false;
         try {
-            int free;
-            while (!closed && (free = room.getAsInt()) > 0) {
-                int ask = Math.min(free, UNPARK_BATCH);
+            int ask;
+            while (!closed && (ask = room.take(UNPARK_BATCH)) > 0) {
                 long seen = parks.get();
-                GuardedJournal.Claimed c = journal.unpark(serviceKey, ask);
+                GuardedJournal.Claimed c;
+                try {
+                    c = journal.unpark(serviceKey, ask);
+                    if (!c.failed()) {
+                        schedule.accept(c);
+                    }
+                } finally {
+                    room.giveBack(ask);
+                }
                 if (c.failed()) {
                     failed = true;
                     break;
                 }
-                schedule.accept(c);
                 if (c.entries().size() < ask) {
                     if (parks.get() == seen) {
                         mayHoldParked = false;

@@ -115,6 +115,8 @@ public final class RetryReference<P> {
 
     private final PendingCalls<P> calls = new PendingCalls<>();
     private final AtomicInteger pending = new AtomicInteger();
+    /** The places under the cap, for the hand-outs of the journal: they take theirs before they ask. */
+    private final CapPlaces places = new CapPlaces();
     /** How often a graceful stop tries a journal that is down again. */
     private static final long CLOSE_JOURNAL_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     private final LongAdder deferred = new LongAdder();
@@ -141,8 +143,8 @@ public final class RetryReference<P> {
         this.maxPending = b.maxPending;
         this.overflow = b.overflow;
         this.gate = new BudgetGate(b.budget, timer, c -> dispatch(cast(c)));
-        this.parked = new ParkedCalls(journal, serviceKey, executor, timer, () -> maxPending - pending.get(),
-                () -> maxPending, this::scheduleAll);
+        this.parked = new ParkedCalls(journal, serviceKey, executor, timer, places, () -> maxPending,
+                this::scheduleAll);
     }
 
     /**
@@ -629,15 +631,22 @@ public final class RetryReference<P> {
         if (!journal.present() || closed) {
             return 0;
         }
-        int room = Math.max(0, maxPending - pending.get());
-        GuardedJournal.Claimed claimed = journal.claim(serviceKey, room);
-        if (claimed.failed()) {
-            return 0;
+        int room = places.take(Integer.MAX_VALUE);
+        int resumed;
+        try {
+            GuardedJournal.Claimed claimed = journal.claim(serviceKey, room);
+            if (claimed.failed()) {
+                return 0;
+            }
+            if (claimed.entries().size() >= room) {
+                parked.mayHoldMore();
+            }
+            resumed = scheduleAll(claimed);
+        } finally {
+            places.giveBack(room);
         }
-        if (claimed.entries().size() >= room) {
-            parked.mayHoldMore();
-        }
-        return scheduleAll(claimed);
+        parked.maybeUnpark(); // places taken for calls the claim did not find are free again
+        return resumed;
     }
 
     /**
@@ -912,6 +921,36 @@ public final class RetryReference<P> {
     /** @return the service interface name, as events name it */
     public String service() {
         return service;
+    }
+
+    /**
+     * The places under the cap, counted in {@link #pending}: a hand-out takes the places it asks for, so a call
+     * admitted while the journal answers spills instead of taking one of them.
+     */
+    private final class CapPlaces implements ParkedCalls.Places {
+        @Override
+        public int free() {
+            return maxPending - pending.get();
+        }
+
+        @Override
+        public int take(int want) {
+            while (true) {
+                int now = pending.get();
+                int taken = Math.min(want, maxPending - now);
+                if (taken <= 0) {
+                    return 0;
+                }
+                if (pending.compareAndSet(now, now + taken)) {
+                    return taken;
+                }
+            }
+        }
+
+        @Override
+        public void giveBack(int taken) {
+            pending.addAndGet(-taken);
+        }
     }
 
     /** @return calls with a retry pending in memory now */

@@ -37,6 +37,8 @@ final class FakeJournal implements RetryJournal {
     volatile long fenceValidityMillis = Long.MAX_VALUE;
     /** Runs once inside the next unpark, after the journal chose what to hand out: a concurrent step. */
     volatile Runnable onUnpark;
+    /** Runs once inside the next claim, after the journal chose what to hand out: a concurrent step. */
+    volatile Runnable onClaim;
     /**
      * The next append times out as maybe written, its row not there yet; {@link #commitLate} writes it and completes
      * this outcome, as a commit that lands after its caller stopped waiting.
@@ -124,6 +126,11 @@ final class FakeJournal implements RetryJournal {
         }
         claimable.clear();
         log.add("claim " + out.size());
+        Runnable hook = onClaim;
+        onClaim = null;
+        if (hook != null) {
+            hook.run();
+        }
         return out;
     }
 

@@ -20,7 +20,21 @@ class ParkedCallsTest {
     private final VirtualTimer timer = new VirtualTimer();
     private final List<String> scheduled = new ArrayList<>();
 
-    private final ParkedCalls parked = new ParkedCalls(journal, "svc", executor, timer, room::get, cap::get,
+    private final ParkedCalls parked = new ParkedCalls(journal, "svc", executor, timer, new ParkedCalls.Places() {
+        @Override
+        public int free() {
+            return room.get();
+        }
+
+        @Override
+        public int take(int want) {
+            return Math.min(want, room.get());
+        }
+
+        @Override
+        public void giveBack(int taken) {
+        }
+    }, cap::get,
             handedOut -> {
                 handedOut.entries().forEach(e -> scheduled.add(e.retryId()));
                 room.addAndGet(-handedOut.entries().size());

@@ -141,6 +141,44 @@ class SpillTest {
         assertEquals(0, s.pending());
     }
 
+    /**
+     * A call that fails while a claim is in the journal finds the places the claim asked for taken: it spills, and
+     * memory never holds more calls than the cap.
+     */
+    @Test
+    void aCallAdmittedWhileAClaimIsInTheJournal_spills_andTheCapHolds() {
+        LifecycleRig rig = spilling(true);
+        long now = rig.clockMillis.get();
+        for (int i = 1; i <= 3; i++) {
+            rig.journal.claimable.add(RetryLifecycleTest.entry("r" + i, "r" + i, 1, now + 60_000, now - 1000));
+        }
+        Admission[] during = new Admission[1];
+        rig.journal.onClaim = () -> during[0] = rig.admit("c1");
+
+        assertEquals(2, rig.reference.resume());
+
+        assertEquals(Admission.Kind.PARKED, during[0].kind(), "the claim's places were taken");
+        assertEquals(2, rig.reference.pending(), "memory stays at the cap");
+    }
+
+    /** The same for an unpark: a call admitted while the unpark is in the journal spills. */
+    @Test
+    void aCallAdmittedWhileAnUnparkIsInTheJournal_spills_andTheCapHolds() {
+        LifecycleRig rig = spilling(true);
+        rig.admit("c1");
+        rig.admit("c2");
+        rig.admit("c3"); // parked
+        rig.admit("c4"); // parked
+        Admission[] during = new Admission[1];
+        rig.journal.onUnpark = () -> during[0] = rig.admit("c5");
+        rig.advance(1, TimeUnit.SECONDS);
+        rig.sent.get(0).deliver(); // c1's outcome frees one place: an unpark asks for it
+        rig.run();
+
+        assertEquals(Admission.Kind.PARKED, during[0].kind(), "the unpark's place was taken");
+        assertEquals(2, rig.reference.pending(), "memory stays at the cap");
+    }
+
     @Test
     void resumeBeyondTheCap_restStaysParked_andComesAsRoomFrees() {
         LifecycleRig rig = spilling(true);
