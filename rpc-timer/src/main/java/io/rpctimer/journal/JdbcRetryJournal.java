@@ -111,13 +111,14 @@ public final class JdbcRetryJournal implements RetryJournal {
         this.owner = b.owner;
         this.leaseMillis = b.leaseMillis;
         this.marks = sql.marked ? new HandOutMarks(runId) : null;
-        this.takenLeases = sql.takesOver ? new TakenLeases() : null;
         String name = JdbcUrls.redact(b.name != null ? b.name : url);
         this.storeName = "retry journal " + name + " (" + sql.dialect + ", table " + sql.callTable + ", owner "
                 + owner + ")";
         this.transactions = new Transactions(dataSource, storeName, b.claimTimeoutSeconds);
         this.lease = leaseMillis > 0
                 ? new LeaseKeeper(dataSource, sql, owner, runId, storeName, leaseMillis, System::nanoTime) : null;
+        this.takenLeases = sql.takesOver ? new TakenLeases(sql, transactions, runId, this::owner, lease, leaseMillis,
+                storeName, this::quarantine) : null;
         this.deadLetters = new JdbcDeadLetters(transactions, sql, this::owner, runId, name, cursors::parked);
         this.statistics = new TableStatistics(sql, storeName, transactions, System::nanoTime);
         this.writer = new GroupCommitWriter(dataSource, sql, this::owner, runId, marks, storeName,
@@ -349,7 +350,7 @@ public final class JdbcRetryJournal implements RetryJournal {
             }
             if (takenLeases != null) {
                 for (String from : takenLeases.owners(service)) {
-                    handOutTaken(c, from, application, serviceKey, service, limit, out);
+                    takenLeases.handOut(c, from, application, serviceKey, service, limit, out);
                 }
             }
             int own = out.size();
@@ -391,8 +392,9 @@ public final class JdbcRetryJournal implements RetryJournal {
             if (out.size() >= limit) {
                 return;
             }
-            if (takenLeases != null && !hinted && takeOver(c, dead, application, serviceKey, service, limit - out.size())) {
-                handOutTaken(c, dead, application, serviceKey, service, limit, out);
+            if (takenLeases != null && !hinted
+                    && takenLeases.takeOver(c, dead, application, serviceKey, service, limit - out.size())) {
+                takenLeases.handOut(c, dead, application, serviceKey, service, limit, out);
                 continue;
             }
             Source from = new Source(dead, sql.selectAdoptable, sql.adoptOne, sql.adoptFenced);
@@ -478,7 +480,7 @@ public final class JdbcRetryJournal implements RetryJournal {
         boolean own = from.owner().equals(owner());
         HandOutMarks ownMarks = own ? marks : null;
         while (out.size() < limit) {
-            if (takenLeases != null && ownLeaseTaken(c)) {
+            if (takenLeases != null && takenLeases.ownLeaseTaken(c)) {
                 return after;
             }
             int want = Math.min(limit - out.size(), PAGE);
@@ -619,8 +621,8 @@ public final class JdbcRetryJournal implements RetryJournal {
                                    ParkedPage.Key after, int want) throws SQLException {
         long now = System.currentTimeMillis();
         boolean fence = lease == null || lease.held() && leaseLasts(c);
-        if (sql.takesOver) {
-            lockLease(c, dead); // a survivor's takeover of dead now waits for this page, or skips it
+        if (takenLeases != null) {
+            takenLeases.lockLease(c, dead); // a survivor's takeover of dead now waits for this page, or skips it
         }
         ParkedPage page;
         try (PreparedStatement st = prepare(c, sql.adoptTaking)) {
@@ -658,162 +660,6 @@ public final class JdbcRetryJournal implements RetryJournal {
             try (ResultSet rs = st.executeQuery()) {
                 return rs.next();
             }
-        }
-    }
-
-    /** Locks {@code dead}'s lease row against a takeover ({@link JournalSql#lockLease}) until this transaction ends. */
-    private void lockLease(Connection c, String dead) throws SQLException {
-        try (PreparedStatement st = prepare(c, sql.lockLease)) {
-            st.setString(1, dead);
-            st.executeQuery().close();
-        }
-    }
-
-    /** @return whether {@code dead}'s lease row, expired and held by another run, is locked for a takeover now */
-    private boolean locksExpiredLease(Connection c, String dead) throws SQLException {
-        try (PreparedStatement st = prepare(c, sql.takeOverLock)) {
-            st.setString(1, dead);
-            st.setString(2, runId);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next();
-            }
-        }
-    }
-
-    /**
-     * The first statement of each transaction of a hand-out ({@link JournalSql#takesOver}): locks this instance's
-     * lease rows until it ends, as a write does ({@link JournalSql#writeGuard}).
-     *
-     * @return whether this instance's own row is held by another run, which took it over while this one was paused:
-     *     then this run hands out nothing until its heartbeat registers a new owner id
-     */
-    private boolean ownLeaseTaken(Connection c) throws SQLException {
-        try (PreparedStatement st = prepare(c, sql.writeGuard)) {
-            return JournalSql.leaseTakenOver(st, owner(), runId);
-        }
-    }
-
-    /**
-     * Takes the lease of {@code dead} over ({@link JournalSql#takesOver}), so that its calls become this run's
-     * without a write each: only when this instance's lease is held, the claim has room for all of {@code dead}'s
-     * calls of the service, each other service {@code dead} has calls of was claimed by this run (their calls then
-     * wait for its hand-outs of that service), this run never held {@code dead}'s lease before, and only if the lease
-     * has expired and no adopter holds it. Commits.
-     *
-     * @param room how many calls the claim may still hand out
-     * @return true if the lease is this run's now; false: adopt {@code dead}'s calls row by row
-     */
-    private boolean takeOver(Connection c, String dead, String application, String serviceKey, String service,
-                             int room) throws SQLException {
-        if (dead.equals(JournalSql.RELEASED) || !lease.held() || takenLeases.tookBefore(dead) || ownLeaseTaken(c)) {
-            return false;
-        }
-        long calls;
-        try (PreparedStatement st = prepare(c, sql.countOwned)) {
-            st.setString(1, application);
-            st.setString(2, serviceKey);
-            st.setString(3, dead);
-            st.setLong(4, room + 1L);
-            try (ResultSet rs = st.executeQuery()) {
-                rs.next();
-                calls = rs.getLong(1);
-            }
-        }
-        if (calls == 0 || calls > room) {
-            return false;
-        }
-        List<String> others = otherServicesOf(c, dead, service);
-        if (others == null || !locksExpiredLease(c, dead)) {
-            return false;
-        }
-        try (PreparedStatement st = prepare(c, sql.takeOver)) {
-            st.setString(1, runId);
-            st.setLong(2, leaseMillis);
-            st.setString(3, dead);
-            st.executeUpdate();
-        }
-        c.commit();
-        takenLeases.took(service, dead);
-        others.forEach(other -> takenLeases.took(other, dead));
-        LOG.log(System.Logger.Level.INFO, "{0}: took over the expired lease of {1}, with its {2} calls of {3} and its"
-                + " calls of {4} other services", storeName, dead, calls, serviceKey, others.size());
-        return true;
-    }
-
-    /**
-     * @return the services other than {@code service} in which {@code owner} has calls (a probe per service of the
-     *     table), or null if one of them is a service this run has not claimed: no reference of this process would
-     *     hand its calls out
-     */
-    private List<String> otherServicesOf(Connection c, String owner, String service) throws SQLException {
-        List<String> others = new ArrayList<>();
-        String app = "";
-        String svc = "";
-        try (PreparedStatement next = prepare(c, sql.nextService); PreparedStatement any = prepare(c, sql.ownsAny)) {
-            while (true) {
-                next.setString(1, app);
-                next.setString(2, svc);
-                try (ResultSet rs = next.executeQuery()) {
-                    if (!rs.next()) {
-                        return others;
-                    }
-                    app = rs.getString(1);
-                    svc = rs.getString(2);
-                }
-                String other = HandOutMarks.service(app, svc);
-                if (other.equals(service)) {
-                    continue;
-                }
-                any.setString(1, app);
-                any.setString(2, svc);
-                any.setString(3, owner);
-                try (ResultSet rs = any.executeQuery()) {
-                    if (rs.next()) {
-                        if (!takenLeases.serves(other)) {
-                            return null;
-                        }
-                        others.add(other);
-                    }
-                }
-            }
-        }
-    }
-
-    /**
-     * Hands out the calls of {@code from}, whose lease this run took over, past its mark in claim order, without a
-     * write: they are this run's by its lease, and the mark keeps them from being handed out twice
-     * ({@link TakenLeases}). A page per transaction, as {@link #pages}; the corrupt ones are quarantined.
-     */
-    private void handOutTaken(Connection c, String from, String application, String serviceKey, String service,
-                              int limit, List<RetryJournalEntry> out) throws SQLException {
-        ParkedPage.Key after = takenLeases.mark(service, from);
-        if (after == null) {
-            return;
-        }
-        try (PreparedStatement st = prepare(c, sql.leaseHolder)) {
-            st.setString(1, from);
-            try (ResultSet rs = st.executeQuery()) {
-                if (!rs.next() || !runId.equals(rs.getString(1))) { // taken back by a restart with its owner id
-                    takenLeases.done(service, from);
-                    return;
-                }
-            }
-        }
-        while (out.size() < limit && !ownLeaseTaken(c)) {
-            int want = Math.min(limit - out.size(), PAGE);
-            ParkedPage page;
-            try (PreparedStatement st = prepare(c, sql.selectParked)) {
-                page = ParkedPage.read(st, from, runId, runId, null, application, serviceKey, after, want);
-            }
-            quarantine(c, from, page.corrupt());
-            c.commit();
-            out.addAll(page.entries());
-            if (page.rows() < want) {
-                takenLeases.done(service, from);
-                return;
-            }
-            after = page.last();
-            takenLeases.advance(service, from, after);
         }
     }
 

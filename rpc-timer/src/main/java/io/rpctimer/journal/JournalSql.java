@@ -163,7 +163,7 @@ final class JournalSql {
         // million, at every claim); parameters: application, service, the last owner found ('' for the first)
         nextOwner = "SELECT owner FROM " + callTable + " WHERE application = ? AND service_key = ? AND owner > ?"
                 + " ORDER BY application, service_key, owner LIMIT 1";
-        // the owners whose calls are not for adoption: a live lease, or a lease row this run holds (parameter: this run)
+        // the owners whose calls are not for adoption: a live lease, or a lease row this run holds (parameter: run)
         liveOwners = "SELECT owner FROM " + instanceTable + " WHERE lease_until >= " + now + " OR holder = ?";
         // parameters: application, service, this instance's owner, this run; only instances with an expired lease
         // row that this run does not hold: a probe per instance row on the claim index

@@ -9,6 +9,8 @@ import static io.rpctimer.journal.Entries.entry;
 import static io.rpctimer.journal.Entries.key;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rpctimer.retry.RetryJournal;
@@ -309,9 +311,9 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
     }
 
     /**
-     * An instance frozen in the middle of a write (here: before its commit) still holds its lease row locked: a survivor
-     * that finds its lease expired adopts its committed calls row by row and does not take the lease over, so the call
-     * the frozen write commits later stays the instance's, none left where no run hands it out.
+     * An instance frozen in the middle of a write (here: before its commit) still holds its lease row locked: a
+     * survivor that finds its lease expired adopts its committed calls row by row and does not take the lease over, so
+     * the call the frozen write commits later stays the instance's, none left where no run hands it out.
      */
     @Test
     void aTakeoverSkipsAnInstanceWhoseWriteIsUnderWay() throws Exception {
@@ -342,6 +344,30 @@ class JdbcRetryJournalPostgresIT extends SharedDatabaseJournalContract {
         await().atMost(Duration.ofSeconds(30)).until(() -> calls("frozen") == 1);
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() ->
                 done(frozen.fence(key("late"), 1, 1_000, null, null)) == RetryJournal.Fence.OWNED); // once renewed
+    }
+
+    /**
+     * A table of an earlier version gets the {@code holder} column when a journal opens it; the lease row of an
+     * instance of that version has none, and such an instance would still renew and fence without looking at it, so
+     * its calls are adopted row by row, never taken over.
+     */
+    @Test
+    void aTableOfAnEarlierVersion_getsTheHolderColumn_andItsInstancesAreAdoptedRowByRow() throws Exception {
+        JdbcRetryJournal earlier = journal(database(), "earlier", Duration.ofSeconds(30));
+        for (int i = 0; i < 5; i++) {
+            earlier.append(entry("e" + i, i), false);
+        }
+        earlier.close();
+        try (Connection c = database().getConnection(); Statement st = c.createStatement()) {
+            st.execute("ALTER TABLE " + prefix + "instance DROP COLUMN holder"); // as the earlier version made it
+        }
+        JdbcRetryJournal survivor = journal(database(), "survivor", Duration.ofSeconds(30));
+
+        assertEquals(5, survivor.claim(APP, SVC, 100).size());
+
+        assertEquals(5, calls("survivor"), "adopted row by row");
+        assertNull(holder("earlier"));
+        assertNotNull(holder("survivor"), "the column is back, and the survivor's row names its run");
     }
 
     /**
