@@ -37,7 +37,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * wheel now: handed out by {@link #unpark}), a {@code quarantined} flag (corrupt, never handed out again), and the
  * {@code run_id} of the journal that has it on a wheel now (a restarted process hands out calls of earlier runs
  * without rewriting them first). {@code <prefix>instance} has one row per live instance: {@code owner},
- * {@code lease_until} (epoch ms of the database's clock), {@code host}. {@code <prefix>dead_letter} has the calls that
+ * {@code lease_until} (epoch ms of the database's clock), {@code host}, and {@code holder}, the run that holds the
+ * row (the instance's own, or a survivor's that took the lease over). {@code <prefix>dead_letter} has the calls that
  * were abandoned ({@link #bury}, {@link JdbcDeadLetters}), keyed as the calls, with no owner: every instance of the
  * application sees the same ones. The prefix defaults to {@code rpctimer_}.
  * Calls in the tables of earlier versions ({@code <prefix>retry_entry}) are moved over at build.
@@ -58,7 +59,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code FOR UPDATE SKIP LOCKED}: survivors adopting at once take different calls). Each
  * send is fenced: {@link #fence} is one conditional UPDATE that succeeds only if this run still holds the call and its
  * lease outlasts the send by a third of a lease, so an adoption (which needs the lease expired) and a successful fence
- * of the same call exclude each other, whatever the hosts' clocks say. Without a lease (an embedded file only this
+ * of the same call exclude each other, whatever the hosts' clocks say. On PostgreSQL a claim with room for all of a
+ * dead instance's calls of its service takes its lease row over instead ({@link TakenLeases}): the calls are then
+ * this run's by that row, and every fence, remove, bury and release checks that the lease row of the call's owner is
+ * this run's. Without a lease (an embedded file only this
  * process can open), nobody else writes the tables, and fences check only that this run holds the call: its run id,
  * or its mark (below).
  *
