@@ -2,7 +2,6 @@ package io.rpctimer.journal;
 
 import io.rpctimer.journal.JournalWrite.Outcome;
 import io.rpctimer.journal.JournalWrite.OutcomeUnknown;
-import io.rpctimer.retry.CallKey;
 import io.rpctimer.retry.RetryJournalException;
 import io.rpctimer.wheel.FailureLog;
 import java.sql.BatchUpdateException;
@@ -12,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -370,7 +370,7 @@ final class GroupCommitWriter implements AutoCloseable {
                 end++;
             }
             if (refused && kind == JournalWrite.Kind.APPEND) {
-                java.util.Arrays.fill(outcomes, start, end, Outcome.REFUSED);
+                Arrays.fill(outcomes, start, end, Outcome.REFUSED);
                 start = end;
                 continue;
             }
@@ -450,8 +450,7 @@ final class GroupCommitWriter implements AutoCloseable {
                     st.setLong(i + 1, fenceMarginMillis);
                     return;
                 }
-                st.setString(i, w.owner);
-                i = bindHeld(st, i + 1, w.key);
+                i = sql.bindHeld(st, i, w.owner, runId, marks, w.key);
                 if (fenceMarginMillis > 0) {
                     st.setString(i, w.owner);
                     st.setLong(i + 1, fenceMarginMillis);
@@ -482,10 +481,6 @@ final class GroupCommitWriter implements AutoCloseable {
             i = 5;
         }
         sql.bindHeld(st, EntryRows.bindKey(st, i, w.key), w.owner, runId, marks, w.key);
-    }
-
-    private int bindHeld(PreparedStatement st, int i, CallKey key) throws SQLException {
-        return HandOutMarks.bindHeld(marks, runId, st, i, key);
     }
 
     private List<PreparedStatement> statements(JournalWrite.Kind kind) throws SQLException {
