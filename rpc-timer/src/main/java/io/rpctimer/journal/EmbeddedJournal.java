@@ -45,10 +45,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <h3>File size</h3>
  * H2 never overwrites live data: every commit goes to a new place in the file, and old versions are freed later. A
  * burst of failed calls therefore grows the file by several times their size (200,000 calls of 1 KB appended and
- * removed: 1.2-1.7 GB, because H2 keeps what the last 45 s wrote). Once a burst is over and at most a quarter of
- * the file is live, the file is compacted while the journal runs, and at close (see {@link H2FileCompactor}): after
- * that burst it shrinks to well under a megabyte within seconds. A write that arrives during a compaction waits for
- * it.
+ * removed: 1.2-1.7 GB, because H2 keeps what the last 45 s wrote). Once a burst is over, no claim or unpark is
+ * reading, and at most a quarter of the file is live, the file is compacted while the journal runs, and at close (see
+ * {@link H2FileCompactor}): after that burst it shrinks to well under a megabyte within seconds. A write that arrives
+ * during a compaction waits for it.
  *
  * <p><b>Threading:</b> thread-safe, as {@link JdbcRetryJournal}.
  */
@@ -268,14 +268,23 @@ public final class EmbeddedJournal implements RetryJournal {
     @Override
     public List<RetryJournalEntry> claim(String application, String serviceKey, int limit)
             throws RetryJournalException {
-        adoptFreeSlots();
-        return journal.claim(application, serviceKey, limit);
+        try (H2FileCompactor.Reading r = reading()) {
+            adoptFreeSlots();
+            return journal.claim(application, serviceKey, limit);
+        }
     }
 
     @Override
     public List<RetryJournalEntry> unpark(String application, String serviceKey, int limit)
             throws RetryJournalException {
-        return journal.unpark(application, serviceKey, limit);
+        try (H2FileCompactor.Reading r = reading()) {
+            return journal.unpark(application, serviceKey, limit);
+        }
+    }
+
+    /** @return a hand-out's hold on the compaction, which would move what it reads (a no-op without a compactor) */
+    private H2FileCompactor.Reading reading() {
+        return compactor != null ? compactor.reading() : () -> { };
     }
 
     @Override

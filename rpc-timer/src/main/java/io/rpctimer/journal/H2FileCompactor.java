@@ -12,6 +12,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Shrinks the H2 file of an {@link EmbeddedJournal} slot once most of it is dead space, while the process runs.
@@ -26,9 +28,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <h3>What this does</h3>
  * Once a second it reads H2's estimate of the live data (per chunk). When the file is at least
- * {@value #MIN_FILE_BYTES} bytes, at most {@value #MAX_LIVE_PERCENT}% of it is live, and at most
- * {@value #QUIET_COMMITS} commits happened in the last second (a burst is over; a trickle of a few failed calls a
- * second, about three commits each, does not stop it), it compacts: it forces the file to the disk, then runs H2's
+ * {@value #MIN_FILE_BYTES} bytes, at most {@value #MAX_LIVE_PERCENT}% of it is live, at most {@value #QUIET_COMMITS}
+ * commits happened in the last second (a burst is over; a trickle of a few failed calls a second, about three commits
+ * each, does not stop it), and no hand-out read the file in that second ({@link #reading()}: a claim at start reads
+ * what compaction would move, a million calls in one claim), it compacts: it forces the file to the disk, then runs
+ * H2's
  * own compaction, the one H2 runs when it closes a database ({@code MVStore.compactFile}: sparse chunks rewritten,
  * dead ones freed at once, the rest moved to the front, the file truncated), and moves the remaining chunks to the
  * front (which {@code compactFile} skips when nothing was left to rewrite). During a burst the file still holds
@@ -48,7 +52,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * disk; it puts the retention time back when it is done.
  *
  * <p><b>Threading:</b> one daemon thread ticks; {@link #compactIfMostlyDead()} may also be called by one other
- * thread (at close), and the two never compact at once. {@link #close()} stops the ticks, waiting for a compaction in
+ * thread (at close), and the two never compact at once. {@link #reading()} may be called by any thread. {@link #close()} stops the ticks, waiting for a compaction in
  * progress; it never interrupts one (H2 closes its file when a thread in its I/O is interrupted).
  */
 final class H2FileCompactor implements AutoCloseable {
@@ -76,6 +80,12 @@ final class H2FileCompactor implements AutoCloseable {
     private long lastVersion;
     /** Ticker thread only. */
     private final FailureLog failures;
+    /** Hand-outs reading the file now. */
+    private final AtomicInteger readers = new AtomicInteger();
+    /** Hand-outs started and ended so far: a hand-out between two ticks changes it. */
+    private final AtomicLong readEvents = new AtomicLong();
+    /** Ticker thread only: {@link #readEvents} at the previous tick. */
+    private long lastReadEvents;
 
     private H2FileCompactor(MVStore store, String name, boolean tick) {
         this.store = store;
@@ -108,15 +118,21 @@ final class H2FileCompactor implements AutoCloseable {
         return store == null ? null : new H2FileCompactor(store, name, true);
     }
 
+    /** As {@link #start}, without the ticks: the file is compacted when {@link #tick} or the close is called. */
+    static H2FileCompactor withoutTicks(Connection connection, String name) {
+        MVStore store = storeOf(connection, name);
+        return store == null ? null : new H2FileCompactor(store, name, false);
+    }
+
     /**
      * Compacts now, if most of the file {@code connection} is open on is dead (a slot file whose entries moved);
      * a failure is logged, never thrown: the file is compacted again the next time.
      */
     static void compactNow(Connection connection, String name) {
-        MVStore store = storeOf(connection, name);
-        if (store != null) {
+        H2FileCompactor compactor = withoutTicks(connection, name);
+        if (compactor != null) {
             try {
-                new H2FileCompactor(store, name, false).compactIfMostlyDead();
+                compactor.compactIfMostlyDead();
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "{0}: compacting the file failed: {1}", name, e.toString());
             }
@@ -137,11 +153,34 @@ final class H2FileCompactor implements AutoCloseable {
         }
     }
 
-    private void tick() {
+    /**
+     * A hand-out (a claim or an unpark) reads the file until the returned handle is closed: no compaction starts
+     * meanwhile, nor at the next tick. A compaction under way goes on.
+     */
+    Reading reading() {
+        readEvents.incrementAndGet();
+        readers.incrementAndGet();
+        return () -> {
+            readers.decrementAndGet();
+            readEvents.incrementAndGet();
+        };
+    }
+
+    /** The end of a {@link #reading()}: closed once, by the hand-out that took it. */
+    interface Reading extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /** Compacts if the last second was quiet (few commits, no hand-out) and most of the file is dead. */
+    void tick() {
         try {
             long version = store.getCurrentVersion();
-            boolean quiet = version - lastVersion <= QUIET_COMMITS;
+            long events = readEvents.get();
+            boolean quiet = version - lastVersion <= QUIET_COMMITS && events == lastReadEvents
+                    && readers.get() == 0;
             lastVersion = version;
+            lastReadEvents = events;
             if (quiet && compactIfMostlyDead()) {
                 lastVersion = store.getCurrentVersion();
             }
