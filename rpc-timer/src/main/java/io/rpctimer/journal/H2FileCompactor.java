@@ -13,7 +13,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Shrinks the H2 file of an {@link EmbeddedJournal} slot once most of it is dead space, while the process runs.
@@ -30,12 +29,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * Once a second it reads H2's estimate of the live data (per chunk). When the file is at least
  * {@value #MIN_FILE_BYTES} bytes, at most {@value #MAX_LIVE_PERCENT}% of it is live, at most {@value #QUIET_COMMITS}
  * commits happened in the last second (a burst is over; a trickle of a few failed calls a second, about three commits
- * each, does not stop it), and no hand-out read the file in that second ({@link #reading()}: a claim at start reads
- * what compaction would move, a million calls in one claim), it compacts: it forces the file to the disk, then runs
- * H2's
- * own compaction, the one H2 runs when it closes a database ({@code MVStore.compactFile}: sparse chunks rewritten,
- * dead ones freed at once, the rest moved to the front, the file truncated), and moves the remaining chunks to the
- * front (which {@code compactFile} skips when nothing was left to rewrite). During a burst the file still holds
+ * each, does not stop it), and no hand-out is reading the file ({@link #reading()}: a claim at start may read a
+ * million calls, the pages compaction would move), it compacts: it forces the file to the disk, then runs H2's own
+ * compaction, the one H2 runs when it closes a database ({@code MVStore.compactFile}: sparse chunks rewritten, dead
+ * ones freed at once, the rest moved to the front, the file truncated), and moves the remaining chunks to the front
+ * (which {@code compactFile} skips when nothing was left to rewrite). During a burst the file still holds
  * what the last 45 s wrote.
  *
  * <h3>Costs</h3>
@@ -82,10 +80,6 @@ final class H2FileCompactor implements AutoCloseable {
     private final FailureLog failures;
     /** Hand-outs reading the file now. */
     private final AtomicInteger readers = new AtomicInteger();
-    /** Hand-outs started and ended so far: a hand-out between two ticks changes it. */
-    private final AtomicLong readEvents = new AtomicLong();
-    /** Ticker thread only: {@link #readEvents} at the previous tick. */
-    private long lastReadEvents;
 
     private H2FileCompactor(MVStore store, String name, boolean tick) {
         this.store = store;
@@ -155,15 +149,12 @@ final class H2FileCompactor implements AutoCloseable {
 
     /**
      * A hand-out (a claim or an unpark) reads the file until the returned handle is closed: no compaction starts
-     * meanwhile, nor at the next tick. A compaction under way goes on.
+     * meanwhile. A compaction under way goes on. Hand-outs between ticks do not hold it off: a short claim period
+     * (periodic claims of every reference) would otherwise leave the file uncompacted while the process runs.
      */
     Reading reading() {
-        readEvents.incrementAndGet();
         readers.incrementAndGet();
-        return () -> {
-            readers.decrementAndGet();
-            readEvents.incrementAndGet();
-        };
+        return readers::decrementAndGet;
     }
 
     /** The end of a {@link #reading()}: closed once, by the hand-out that took it. */
@@ -172,15 +163,12 @@ final class H2FileCompactor implements AutoCloseable {
         void close();
     }
 
-    /** Compacts if the last second was quiet (few commits, no hand-out) and most of the file is dead. */
+    /** Compacts if the last second was quiet (few commits), no hand-out reads, and most of the file is dead. */
     void tick() {
         try {
             long version = store.getCurrentVersion();
-            long events = readEvents.get();
-            boolean quiet = version - lastVersion <= QUIET_COMMITS && events == lastReadEvents
-                    && readers.get() == 0;
+            boolean quiet = version - lastVersion <= QUIET_COMMITS && readers.get() == 0;
             lastVersion = version;
-            lastReadEvents = events;
             if (quiet && compactIfMostlyDead()) {
                 lastVersion = store.getCurrentVersion();
             }
