@@ -49,8 +49,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * intact; compaction frees such chunks at once, as H2 always does for older ones, but first forces the file to the
  * disk; it puts the retention time back when it is done.
  *
- * <p><b>Threading:</b> one daemon thread ticks; {@link #compactIfMostlyDead()} may also be called by one other
- * thread (at close), and the two never compact at once. {@link #reading()} may be called by any thread. {@link #close()} stops the ticks, waiting for a compaction in
+ * <p><b>Threading:</b> one daemon thread ticks (without ticks, {@link #tick} is called by one thread at a time);
+ * {@link #compactIfMostlyDead()} may also be called by one other thread (at close), and the two never compact at
+ * once. {@link #reading()} may be called by any thread. {@link #close()} stops the ticks, waiting for a compaction in
  * progress; it never interrupts one (H2 closes its file when a thread in its I/O is interrupted).
  */
 final class H2FileCompactor implements AutoCloseable {
@@ -112,7 +113,10 @@ final class H2FileCompactor implements AutoCloseable {
         return store == null ? null : new H2FileCompactor(store, name, true);
     }
 
-    /** As {@link #start}, without the ticks: the file is compacted when {@link #tick} or the close is called. */
+    /**
+     * As {@link #start}, without the ticks: the file is compacted when {@link #tick} or {@link #compactIfMostlyDead}
+     * is called.
+     */
     static H2FileCompactor withoutTicks(Connection connection, String name) {
         MVStore store = storeOf(connection, name);
         return store == null ? null : new H2FileCompactor(store, name, false);
