@@ -56,15 +56,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * calls of instances whose lease has expired, and released calls, as many as they hand out and no more, each with a
  * conditional UPDATE ({@code SET owner = me WHERE owner = dead AND its lease has expired}), so two instances never
  * both own a call, and survivors share a dead instance's calls (on PostgreSQL and MySQL a page is read
- * {@code FOR UPDATE SKIP LOCKED}: survivors adopting at once take different calls). Each
- * send is fenced: {@link #fence} is one conditional UPDATE that succeeds only if this run still holds the call and its
- * lease outlasts the send by a third of a lease, so an adoption (which needs the lease expired) and a successful fence
- * of the same call exclude each other, whatever the hosts' clocks say. On PostgreSQL a claim with room for all of a
- * dead instance's calls of its service takes its lease row over instead ({@link TakenLeases}): the calls are then
- * this run's by that row, and every fence, remove, bury and release checks that the lease row of the call's owner is
- * this run's. Without a lease (an embedded file only this
- * process can open), nobody else writes the tables, and fences check only that this run holds the call: its run id,
- * or its mark (below).
+ * {@code FOR UPDATE SKIP LOCKED}: survivors adopting at once take different calls). Each send is fenced:
+ * {@link #fence} is one conditional UPDATE that succeeds only if this run still holds the call and its lease outlasts
+ * the send by a third of a lease, so an adoption (which needs the lease expired) and a successful fence of the same
+ * call exclude each other, whatever the hosts' clocks say. On PostgreSQL a claim with room for all of a dead
+ * instance's calls of its service takes its lease row over instead ({@link TakenLeases}): the calls are then this
+ * run's by that row, and every fence, remove, bury and release checks that the lease row of the call's owner is this
+ * run's. Without a lease (an embedded file only this process can open), nobody else writes the tables, and fences
+ * check only that this run holds the call: its run id, or its mark (below).
  *
  * <h3>Claim and unpark</h3>
  * Calls are handed out in pages of {@value #PAGE}, this instance's own first, then a dead instance's, each earliest
