@@ -41,7 +41,11 @@ import org.apache.dubbo.rpc.RpcContext;
  * has them.
  * A configuration may add reference parameters, {@code NAME+key=value+...}: e.g.
  * {@code WHEEL_TIMEOUTCHECK+sendAsync.timeoutcheck=false} is the {@code timeoutcheck} filter in every call's chain,
- * switched off for the method called, which tells the filter's presence in Dubbo's chain from its work.
+ * switched off for the method called, which tells the filter's presence in Dubbo's chain from its work. A
+ * configuration may also end in {@code @key}: each of its calls then carries a client attachment {@code key} of its
+ * own, a string shaped like a generated {@code retry.id}, made on the caller's thread as {@code wheelfailback} makes
+ * its id: {@code FAILBACK@retry.id} is Dubbo's {@code failback} sending what a {@code wheelfailback} call adds to
+ * the wire, which tells that attachment's cost from the invoker's.
  * A thread that ends during a phase loses its counts, so the figures are a lower bound; Dubbo's pools keep their
  * threads while calls flow. The providers' ledgers count only (no entry per {@code retry.id}), as in
  * {@link HappyPathComparison}. {@code --retryid id} makes every call carry that {@code retry.id} (a client
@@ -51,11 +55,13 @@ import org.apache.dubbo.rpc.RpcContext;
  */
 public final class CallCost {
 
+    private static final String RETRY_ID = "retry.id";
     /** The comparisons judged: each {configuration, the configuration it is compared with}. */
     static final List<String[]> PAIRS = List.of(new String[] {Config.WHEEL.label, Config.FAILBACK.label},
             new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.FAILBACK.label},
             new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.WHEEL.label},
-            new String[] {Config.FAILOVER.label, Config.FAILBACK.label});
+            new String[] {Config.FAILOVER.label, Config.FAILBACK.label},
+            new String[] {Config.FAILBACK.label + "@" + RETRY_ID, Config.FAILBACK.label});
     /** The most thread CPU a call may cost over its reference's, as a ratio. */
     static final double THRESHOLD = 1.03;
 
@@ -65,6 +71,11 @@ public final class CallCost {
 
     /** A retry.id every call sets as its own client attachment, or null (each call gets its own). */
     private static String fixedRetryId;
+    /** The prefix of the values of a configuration's own per-call attachment ({@code @key}). */
+    private static final String ATTACHMENT_PREFIX = Long.toHexString(
+            java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 16) + "-";
+    private static final java.util.concurrent.atomic.AtomicLong ATTACHMENT_VALUES =
+            new java.util.concurrent.atomic.AtomicLong();
 
     private CallCost() {
     }
@@ -111,11 +122,11 @@ public final class CallCost {
                         Variant c = configs.get((i + round - 1) % configs.size());
                         boolean sync = mode.trim().equals("sync");
                         int concurrency = sync ? threads : outstanding;
-                        drive(services.get(c), sync, concurrency, warmup);
+                        drive(services.get(c), c.attachment(), sync, concurrency, warmup);
                         rig.providers().forEach(p -> p.ledger().reset());
                         System.gc();
                         ThreadCost before = ThreadCost.take();
-                        drive(services.get(c), sync, concurrency, calls);
+                        drive(services.get(c), c.attachment(), sync, concurrency, calls);
                         ThreadCost after = ThreadCost.take();
                         System.out.print(after.report(String.format(Locale.ROOT, "%5d %-5s %-26s", round,
                                 mode.trim(), c.label()), before, calls, groups));
@@ -134,19 +145,26 @@ public final class CallCost {
     }
 
     /**
-     * One consumer configuration of a run: a {@link Config} and the reference parameters it adds.
+     * One consumer configuration of a run: a {@link Config}, the reference parameters it adds, and the client
+     * attachment each of its calls carries.
      *
-     * @param label the configuration's label, then each added parameter
+     * @param attachment the key of an attachment each call carries with a value of its own, or null
+     * @param label      the configuration's label, then each added parameter, then {@code @attachment}
      */
-    record Variant(Config config, Map<String, String> parameters, String label) {
+    record Variant(Config config, Map<String, String> parameters, String attachment, String label) {
 
         /**
-         * @param spec {@code NAME} or {@code NAME+key=value+...}, NAME a {@link Config}
-         * @throws IllegalArgumentException naming the spec, if NAME is no configuration or a parameter has no
-         *     {@code =}
+         * @param spec {@code NAME}, {@code NAME+key=value+...}, then optionally {@code @key}; NAME a {@link Config}
+         * @throws IllegalArgumentException naming the spec, if NAME is no configuration, a parameter has no
+         *     {@code =}, or the attachment's key is empty
          */
         static Variant parse(String spec) {
-            String[] parts = spec.split("\\+");
+            int at = spec.indexOf('@');
+            String attachment = at < 0 ? null : spec.substring(at + 1);
+            if (attachment != null && attachment.isEmpty()) {
+                throw new IllegalArgumentException("configs: " + spec + " (expected: an attachment key after @)");
+            }
+            String[] parts = (at < 0 ? spec : spec.substring(0, at)).split("\\+");
             Config config;
             try {
                 config = Config.valueOf(parts[0]);
@@ -165,19 +183,34 @@ public final class CallCost {
                 parameters.put(parts[i].substring(0, eq), parts[i].substring(eq + 1));
                 label.append('+').append(parts[i]);
             }
-            return new Variant(config, Map.copyOf(parameters), label.toString());
+            if (attachment != null) {
+                label.append('@').append(attachment);
+            }
+            return new Variant(config, Map.copyOf(parameters), attachment, label.toString());
         }
     }
 
-    /** With {@code --retryid}: every call carries that {@code retry.id}. */
-    private static void setRetryId() {
+    /**
+     * Sets this call's client attachments: the configuration's own one ({@code @key}), and with {@code --retryid}
+     * that {@code retry.id}.
+     */
+    private static void attach(String attachment) {
+        if (attachment != null) {
+            RpcContext.getClientAttachment().setAttachment(attachment,
+                    ATTACHMENT_PREFIX + ATTACHMENT_VALUES.incrementAndGet());
+        }
         if (fixedRetryId != null) {
-            RpcContext.getClientAttachment().setAttachment("retry.id", fixedRetryId);
+            RpcContext.getClientAttachment().setAttachment(RETRY_ID, fixedRetryId);
         }
     }
 
-    /** Makes {@code calls} calls: sync on {@code concurrency} threads, or async with {@code concurrency} in flight. */
-    private static void drive(NotificationService service, boolean sync, int concurrency, int calls)
+    /**
+     * Makes {@code calls} calls: sync on {@code concurrency} threads, or async with {@code concurrency} in flight.
+     *
+     * @param attachment the key of the attachment each call carries with a value of its own, or null
+     */
+    private static void drive(NotificationService service, String attachment, boolean sync, int concurrency,
+                              int calls)
             throws InterruptedException {
         if (calls == 0) {
             return;
@@ -189,7 +222,7 @@ public final class CallCost {
                 inFlight.acquire();
                 CompletableFuture<String> f;
                 try {
-                    setRetryId();
+                    attach(attachment);
                     f = service.sendAsync(LoadPhase.CALL_ID, LoadPhase.MESSAGE);
                 } catch (RuntimeException e) {
                     inFlight.release();
@@ -204,7 +237,7 @@ public final class CallCost {
         for (int i = 0; i < concurrency; i++) {
             callers.add(CALLERS.submit(() -> {
                 while (left.getAndDecrement() > 0) {
-                    setRetryId();
+                    attach(attachment);
                     service.send(LoadPhase.CALL_ID, LoadPhase.MESSAGE);
                 }
             }));

@@ -1,6 +1,7 @@
 package io.rpctimer.bench.happypath;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -26,6 +27,16 @@ class CallCostVariantTest {
     }
 
     @Test
+    void anAttachmentOfItsOwnEndsTheSpec() {
+        CallCost.Variant v = CallCost.Variant.parse("FAILBACK+a=b@retry.id");
+        assertEquals(Config.FAILBACK, v.config());
+        assertEquals(Map.of("a", "b"), v.parameters());
+        assertEquals("retry.id", v.attachment());
+        assertEquals("failback+a=b@retry.id", v.label());
+        assertNull(CallCost.Variant.parse("FAILBACK").attachment());
+    }
+
+    @Test
     void badSpecsAreNamed() {
         IllegalArgumentException noConfig = assertThrows(IllegalArgumentException.class,
                 () -> CallCost.Variant.parse("WHEELS"));
@@ -34,5 +45,8 @@ class CallCostVariantTest {
                 () -> CallCost.Variant.parse("WHEEL+timeoutcheck"));
         assertEquals("configs: WHEEL+timeoutcheck (expected: key=value after a +, got timeoutcheck)",
                 noValue.getMessage());
+        IllegalArgumentException noKey = assertThrows(IllegalArgumentException.class,
+                () -> CallCost.Variant.parse("FAILBACK@"));
+        assertEquals("configs: FAILBACK@ (expected: an attachment key after @)", noKey.getMessage());
     }
 }
