@@ -1,6 +1,7 @@
 package io.rpctimer.bench.happypath;
 
 import io.rpctimer.bench.BenchArgs;
+import io.rpctimer.bench.MachineInfo;
 import io.rpctimer.bench.TwoProviders;
 import io.rpctimer.demo.provider.api.NotificationService;
 import io.rpctimer.testkit.DubboNode;
@@ -27,7 +28,8 @@ import org.apache.dubbo.rpc.RpcContext;
  * rig as {@link HappyPathComparison} (embedded ZooKeeper, two providers, one consumer per configuration, all in this
  * JVM on 127.0.0.1). Each phase makes a fixed number of calls after a warm-up; allocation and CPU are the JVM's
  * per-thread counters ({@code com.sun.management.ThreadMXBean}) summed over every thread alive at the end, grouped
- * by thread name with digits dropped, and the process CPU time (which also covers GC and JIT threads).
+ * by thread name with digits dropped, and the process CPU time (which also covers GC and JIT threads). The output
+ * opens with the machine ({@link MachineInfo}: processor, cores, JVM).
  *
  * <pre>
  * java -Xms2g -Xmx2g -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.CallCost
@@ -113,6 +115,7 @@ public final class CallCost {
                 services.put(c, ref.get());
                 services.get(c).send(LoadPhase.CALL_ID, LoadPhase.MESSAGE);
             }
+            System.out.println("machine: " + MachineInfo.collect());
             System.out.printf(Locale.ROOT, "%d calls a phase after %d warm-up calls; sync: %d threads, async: %d "
                     + "in flight%n", calls, warmup, threads, outstanding);
             System.out.println("round mode  config                      B/call  threadCPU us/call  processCPU us/call  GC us/call");
