@@ -16,9 +16,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.rpc.RpcContext;
 
@@ -74,10 +76,9 @@ public final class CallCost {
     /** A retry.id every call sets as its own client attachment, or null (each call gets its own). */
     private static String fixedRetryId;
     /** The prefix of the values of a configuration's own per-call attachment ({@code @key}). */
-    private static final String ATTACHMENT_PREFIX = Long.toHexString(
-            java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 16) + "-";
-    private static final java.util.concurrent.atomic.AtomicLong ATTACHMENT_VALUES =
-            new java.util.concurrent.atomic.AtomicLong();
+    private static final String ATTACHMENT_PREFIX =
+            Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16) + "-";
+    private static final AtomicLong ATTACHMENT_VALUES = new AtomicLong();
 
     private CallCost() {
     }
