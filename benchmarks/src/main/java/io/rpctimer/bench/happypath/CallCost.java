@@ -4,6 +4,7 @@ import io.rpctimer.bench.BenchArgs;
 import io.rpctimer.bench.MachineInfo;
 import io.rpctimer.bench.TwoProviders;
 import io.rpctimer.demo.provider.api.NotificationService;
+import io.rpctimer.dubbo.WheelFailback;
 import io.rpctimer.testkit.DubboNode;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -59,13 +60,12 @@ import org.apache.dubbo.rpc.RpcContext;
  */
 public final class CallCost {
 
-    private static final String RETRY_ID = "retry.id";
     /** The comparisons judged: each {configuration, the configuration it is compared with}. */
     static final List<String[]> PAIRS = List.of(new String[] {Config.WHEEL.label, Config.FAILBACK.label},
             new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.FAILBACK.label},
             new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.WHEEL.label},
             new String[] {Config.FAILOVER.label, Config.FAILBACK.label},
-            new String[] {Config.FAILBACK.label + "@" + RETRY_ID, Config.FAILBACK.label});
+            new String[] {Config.FAILBACK.label + "@" + WheelFailback.RETRY_ID, Config.FAILBACK.label});
     /** The most thread CPU a call may cost over its reference's, as a ratio. */
     static final double THRESHOLD = 1.03;
 
@@ -204,7 +204,7 @@ public final class CallCost {
                     ATTACHMENT_PREFIX + ATTACHMENT_VALUES.incrementAndGet());
         }
         if (fixedRetryId != null) {
-            RpcContext.getClientAttachment().setAttachment(RETRY_ID, fixedRetryId);
+            RpcContext.getClientAttachment().setAttachment(WheelFailback.RETRY_ID, fixedRetryId);
         }
     }
 
