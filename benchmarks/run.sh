@@ -6,6 +6,11 @@
 #                                          that succeed: throughput (median and spread of rounds), p50/p99/p99.9,
 #                                          process CPU per call; rounds a multiple of the 4 configurations, each
 #                                          configuration in each position equally often (quick 4, full 8 rounds)
+#   happypath/callcost-<mode>-jvm-NN.txt, callcost-<mode>-pooled.md
+#                                          thread CPU and bytes per successful call (CallCost), sync and async:
+#                                          failover, failback, a second failback (the A/A control), wheelfailback,
+#                                          wheelfailback+timeoutcheck, in 16 JVMs (quick: 4), each creating them in
+#                                          another order; then the JVMs pooled (CallCostPool); full about 48 min
 #   massfailure/massfailure-<mode>[-<label>].{json,md,log}  N calls while every provider fails, then recovery:
 #                                          failback and wheelfailback
 #   durable/durable-<mode>.{json,md,log}   the durable path against db-scheduler on one embedded PostgreSQL: calls due at
@@ -17,8 +22,9 @@
 #
 #   benchmarks/run.sh quick [all]          # every part, short: about 18 min on a quiet 2-core machine
 #   benchmarks/run.sh full [all]           # every part, as published in docs/benchmarks.md: about 45 min
-#   benchmarks/run.sh quick|full timer|failback|happypath|massfailure|durable|million    # one part only
-#                                          # (durable and million are not part of "all": run them on their own)
+#   benchmarks/run.sh quick|full timer|failback|happypath|callcost|massfailure|durable|million    # one part only
+#                                          # (callcost, durable and million are not part of "all": run them on
+#                                          # their own)
 #   benchmarks/run.sh full timer --jdk /usr/lib/jvm/temurin-25-jdk-amd64 # the timer part on another JDK: its JMH
 #                                          # forks and harness JVMs run on it too; files timer/timer-full-jdk25.*
 #   benchmarks/run.sh full timer --cases scheduleCancel [--forks 8]
@@ -33,18 +39,18 @@
 #                                          # the targets on all of them, each with its 95% bootstrap interval
 #
 # Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 32 min (its case 1 alone: 4 / 26) (the same on --jdk),
-# failback 2 / 3 min, happypath 7 / 15 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster),
+# failback 2 / 3 min, happypath 7 / 15 min, callcost 13 / 48 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster),
 # durable 2 / 11 min, million 4 / 11 min.
 #
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
 # record how much CPU other processes used, but on two cores anything else running skews the numbers.
 set -euo pipefail
-usage="usage: $0 [quick|full] [all|timer|failback|happypath|massfailure|durable|million] [--jdk <java home>] [--cases list] [--forks n] [--label name] [--clusters list] [--param key=value]..."
+usage="usage: $0 [quick|full] [all|timer|failback|happypath|callcost|massfailure|durable|million] [--jdk <java home>] [--cases list] [--forks n] [--label name] [--clusters list] [--param key=value]..."
 mode="${1:-quick}"
 part="${2:-all}"
 shift $(( $# < 2 ? $# : 2 ))
 case "$mode" in quick|full) ;; *) echo "$usage" >&2; exit 2 ;; esac
-case "$part" in all|timer|failback|happypath|massfailure|durable|million) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case "$part" in all|timer|failback|happypath|callcost|massfailure|durable|million) ;; *) echo "$usage" >&2; exit 2 ;; esac
 java=java
 jvm_label=""
 timer_props=()
@@ -100,7 +106,9 @@ jar=benchmarks/target/benchmarks.jar
 out=benchmarks/results
 
 status=0
-wants() { [ "$part" = "$1" ] || { [ "$part" = all ] && [ "$1" != durable ] && [ "$1" != million ]; }; }
+wants() {
+    [ "$part" = "$1" ] || { [ "$part" = all ] && [ "$1" != callcost ] && [ "$1" != durable ] && [ "$1" != million ]; }
+}
 if wants timer; then
     suffix=${jvm_label:+-$jvm_label}
     for p in ${timer_props[@]+"${timer_props[@]}"}; do
@@ -123,6 +131,29 @@ if wants happypath; then
     mkdir -p "$out/happypath"
     "$java" -Xms2g -Xmx2g "${props[@]}" -cp "$jar" io.rpctimer.bench.happypath.HappyPathComparison "$mode" \
         "$out/happypath" 2> "$out/happypath/happypath-$mode.log" || status=1
+fi
+if wants callcost; then
+    # JVM j creates (and first runs) the configurations rotated by j, reversed in every other group of five, so that
+    # over 10 JVMs each is created in each position twice; one JVM's rounds are not assumed independent, so the
+    # pool resamples JVMs, then rounds
+    mkdir -p "$out/happypath"
+    if [ "$mode" = full ]; then jvms=16; rounds=7; else jvms=4; rounds=4; fi
+    configs=(FAILOVER FAILBACK FAILBACK+twin=1 WHEEL WHEEL_TIMEOUTCHECK)
+    files=()
+    : > "$out/happypath/callcost-$mode.log"
+    for ((j = 0; j < jvms; j++)); do
+        order=()
+        for ((i = 0; i < 5; i++)); do order+=("${configs[$(( (i + j) % 5 ))]}"); done
+        if (( (j / 5) % 2 == 1 )); then order=("${order[4]}" "${order[3]}" "${order[2]}" "${order[1]}" "${order[0]}"); fi
+        f=$(printf '%s/happypath/callcost-%s-jvm-%02d.txt' "$out" "$mode" $((j + 1)))
+        files+=("$f")
+        "$java" -Xms2g -Xmx2g "${props[@]}" -Drpctimer.failback.store=memory -cp "$jar" \
+            io.rpctimer.bench.happypath.CallCost --configs "$(IFS=,; echo "${order[*]}")" --modes sync,async \
+            --rounds "$rounds" --first 3 --calls 30000 --warmup 30000 --threads 8 --outstanding 64 \
+            > "$f" 2>> "$out/happypath/callcost-$mode.log" || status=1
+    done
+    "$java" -cp "$jar" io.rpctimer.bench.happypath.CallCostPool 3 "${files[@]}" \
+        > "$out/happypath/callcost-$mode-pooled.md" || status=1
 fi
 if wants massfailure; then
     # the providers' injected errors are logged once per call: Dubbo's log lines go to massfailure-<mode>.log

@@ -50,7 +50,9 @@ import org.apache.dubbo.rpc.RpcContext;
  * configuration may also end in {@code @key}: each of its calls then carries a client attachment {@code key} of its
  * own, a string shaped like a generated {@code retry.id}, made on the caller's thread as {@code wheelfailback} makes
  * its id: {@code FAILBACK@retry.id} is Dubbo's {@code failback} sending what a {@code wheelfailback} call adds to
- * the wire, which tells that attachment's cost from the invoker's.
+ * the wire, which tells that attachment's cost from the invoker's. {@code FAILBACK+twin=1} is a second {@code failback}
+ * consumer, the same but for a reference parameter nothing reads: judged against {@code failback}, it shows what the
+ * rig makes of two equal configurations in one JVM.
  * A thread that ends during a phase loses its counts, so the figures are a lower bound; Dubbo's pools keep their
  * threads while calls flow. The providers' ledgers count only (no entry per {@code retry.id}), as in
  * {@link HappyPathComparison}. {@code --retryid id} makes every call carry that {@code retry.id} (a client
@@ -60,12 +62,15 @@ import org.apache.dubbo.rpc.RpcContext;
  */
 public final class CallCost {
 
+    /** A reference parameter nothing reads: {@code FAILBACK+twin=1} is a second {@code failback}, the A/A control. */
+    static final String TWIN = "twin=1";
     /** The comparisons judged: each {configuration, the configuration it is compared with}. */
     static final List<String[]> PAIRS = List.of(new String[] {Config.WHEEL.label, Config.FAILBACK.label},
             new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.FAILBACK.label},
             new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.WHEEL.label},
             new String[] {Config.FAILOVER.label, Config.FAILBACK.label},
-            new String[] {Config.FAILBACK.label + "@" + WheelFailback.RETRY_ID, Config.FAILBACK.label});
+            new String[] {Config.FAILBACK.label + "@" + WheelFailback.RETRY_ID, Config.FAILBACK.label},
+            new String[] {Config.FAILBACK.label + "+" + TWIN, Config.FAILBACK.label});
     /** The most thread CPU a call may cost over its reference's, as a ratio. */
     static final double THRESHOLD = 1.03;
 
@@ -134,7 +139,7 @@ public final class CallCost {
                         ThreadCost after = ThreadCost.take();
                         System.out.print(after.report(String.format(Locale.ROOT, "%5d %-5s %-26s", round,
                                 mode.trim(), c.label()), before, calls, groups));
-                        summary.add(new CallCostSummary.Phase(round, mode.trim(), c.label(),
+                        summary.add(new CallCostSummary.Phase(0, round, mode.trim(), c.label(),
                                 after.cpuMicrosPerCall(before, calls), after.bytesPerCall(before, calls)));
                     }
                 }

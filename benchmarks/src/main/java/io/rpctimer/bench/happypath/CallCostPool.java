@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * Judges the rounds of several {@link CallCost} runs of the same code together, as one run judges its own
  * ({@link CallCostSummary}, {@link CallCost#PAIRS}): each file's phase lines are read back, its rounds before
  * {@code first} left out, and each round of each file kept a round of its own, since a round's ratio compares
- * configurations measured in the same round of the same run.
+ * configurations measured in the same round of the same run. Each file is a run: the interval resamples the files,
+ * then the rounds within each ({@link CallCostSummary}). After the verdicts it prints each run's own ratio per pair.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.CallCostPool first run.txt [run.txt ...]
@@ -27,24 +28,21 @@ public final class CallCostPool {
     /** A phase line of a {@link CallCost} run: round, mode, configuration, bytes, thread CPU, process CPU, GC. */
     private static final Pattern PHASE = Pattern.compile(
             "^\\s*(\\d+) (sync|async)\\s+(\\S+)\\s+(\\d+)\\s+([\\d.]+)\\s+([\\d.]+)\\s+([\\d.]+)\\s*$");
-    /** Round numbers of file {@code i} are shifted by {@code i} times this, so that no two files share a round. */
-    private static final int ROUNDS_APART = 100_000;
-
     private CallCostPool() {
     }
 
     /**
      * @param lines  a {@link CallCost} run's output
      * @param first  its first round that counts
-     * @param offset added to each round's number
+     * @param run    the run's number, 0..
      * @return its phases from round {@code first} on
      */
-    static List<CallCostSummary.Phase> phases(List<String> lines, int first, int offset) {
+    static List<CallCostSummary.Phase> phases(List<String> lines, int first, int run) {
         List<CallCostSummary.Phase> out = new ArrayList<>();
         for (String line : lines) {
             Matcher m = PHASE.matcher(line);
             if (m.matches() && Integer.parseInt(m.group(1)) >= first) {
-                out.add(new CallCostSummary.Phase(Integer.parseInt(m.group(1)) + offset, m.group(2), m.group(3),
+                out.add(new CallCostSummary.Phase(run, Integer.parseInt(m.group(1)), m.group(2), m.group(3),
                         Double.parseDouble(m.group(5)), Double.parseDouble(m.group(4))));
             }
         }
@@ -61,11 +59,14 @@ public final class CallCostPool {
         CallCostSummary summary = new CallCostSummary(1);
         for (int i = 1; i < args.length; i++) {
             List<CallCostSummary.Phase> phases = phases(Files.readAllLines(Path.of(args[i]),
-                    StandardCharsets.UTF_8), first, i * ROUNDS_APART);
+                    StandardCharsets.UTF_8), first, i - 1);
             System.out.printf(Locale.ROOT, "%s: %d phases from round %d on%n", args[i], phases.size(), first);
             phases.forEach(summary::add);
         }
         System.out.println();
-        System.out.print(CallCostSummary.markdown(summary.verdicts(CallCost.PAIRS), CallCost.THRESHOLD));
+        List<CallCostSummary.Verdict> verdicts = summary.verdicts(CallCost.PAIRS);
+        System.out.print(CallCostSummary.markdown(verdicts, CallCost.THRESHOLD));
+        System.out.println();
+        System.out.print(CallCostSummary.runRatios(verdicts));
     }
 }

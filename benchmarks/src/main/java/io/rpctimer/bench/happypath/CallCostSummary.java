@@ -11,10 +11,15 @@ import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
- * The verdicts of a {@link CallCost} run: per mode, each configuration's thread CPU per call against a reference
- * configuration's, as the median of the per-round ratios (both measured in the same round), with a 95% bootstrap
- * interval over the rounds (1,000 resamples, fixed seed), and the same for allocated bytes. Rounds before
- * {@code firstRound} are left out: the first round runs while the JIT still compiles.
+ * The verdicts of one or more {@link CallCost} runs: per mode, each configuration's thread CPU per call against a
+ * reference configuration's, as the median of the per-round ratios (both measured in the same round of the same run),
+ * with a 95% bootstrap interval (1,000 resamples, fixed seed), and the same for allocated bytes. Rounds before
+ * {@code firstRound} are left out: the first rounds run while the JIT still compiles.
+ *
+ * <p>The interval resamples the runs, then the rounds within each run drawn: the rounds of one run are not assumed
+ * independent, since what makes one consumer cheaper than another in a JVM (its connections, its objects' places in
+ * memory) may last the JVM's life. With one run it resamples that run's rounds only, and so may understate what
+ * another JVM would find.
  *
  * <p><b>Threading:</b> not thread-safe; one per run, fed and read by {@code main}.
  */
@@ -26,13 +31,14 @@ final class CallCostSummary {
     /**
      * One phase of a run.
      *
+     * @param run        the run (JVM) it belongs to, 0..
      * @param round      1..
      * @param mode       {@code sync} or {@code async}
      * @param config     the configuration's label
      * @param cpuMicros  thread CPU per call, every thread summed, in microseconds
      * @param bytes      heap bytes allocated per call
      */
-    record Phase(int round, String mode, String config, double cpuMicros, double bytes) {
+    record Phase(int run, int round, String mode, String config, double cpuMicros, double bytes) {
     }
 
     /**
@@ -41,15 +47,17 @@ final class CallCostSummary {
      * @param mode       {@code sync} or {@code async}
      * @param config     the configuration measured
      * @param reference  the configuration it is compared with
+     * @param runs       runs that had rounds with both
      * @param rounds     rounds that held both
      * @param cpuMicros  the configuration's median thread CPU per call, microseconds
      * @param cpuRatio   median over rounds of (config / reference) thread CPU per call
      * @param cpuLow     the 95% interval's low end of {@code cpuRatio}
      * @param cpuHigh    its high end
      * @param bytesRatio the same for allocated bytes per call
+     * @param runRatios  each run's own {@code cpuRatio}, in the order the runs were added
      */
-    record Verdict(String mode, String config, String reference, int rounds, double cpuMicros, double cpuRatio,
-                   double cpuLow, double cpuHigh, double bytesRatio) {
+    record Verdict(String mode, String config, String reference, int runs, int rounds, double cpuMicros,
+                   double cpuRatio, double cpuLow, double cpuHigh, double bytesRatio, List<Double> runRatios) {
     }
 
     private final List<Phase> phases = new ArrayList<>();
@@ -77,38 +85,45 @@ final class CallCostSummary {
         List<Verdict> out = new ArrayList<>();
         SplittableRandom random = new SplittableRandom(SEED);
         for (String mode : modes) {
-            Map<Integer, Map<String, Phase>> byRound = new LinkedHashMap<>();
+            Map<List<Integer>, Map<String, Phase>> byRound = new LinkedHashMap<>(); // {run, round} -> config -> phase
             for (Phase p : phases) {
                 if (p.mode().equals(mode) && p.round() >= firstRound) {
-                    byRound.computeIfAbsent(p.round(), r -> new LinkedHashMap<>()).put(p.config(), p);
+                    byRound.computeIfAbsent(List.of(p.run(), p.round()), r -> new LinkedHashMap<>())
+                            .put(p.config(), p);
                 }
             }
             for (String[] pair : pairs) {
                 String config = pair[0];
                 String reference = pair[1];
-                List<double[]> rows = new ArrayList<>(); // {config cpu, cpu ratio, bytes ratio}
-                for (Map<String, Phase> round : byRound.values()) {
-                    Phase c = round.get(config);
-                    Phase r = round.get(reference);
+                Map<Integer, List<double[]>> byRun = new LinkedHashMap<>(); // {config cpu, cpu ratio, bytes ratio}
+                List<double[]> rows = new ArrayList<>();
+                for (Map.Entry<List<Integer>, Map<String, Phase>> round : byRound.entrySet()) {
+                    Phase c = round.getValue().get(config);
+                    Phase r = round.getValue().get(reference);
                     if (c != null && r != null && r.cpuMicros() > 0 && r.bytes() > 0) {
-                        rows.add(new double[] {c.cpuMicros(), c.cpuMicros() / r.cpuMicros(), c.bytes() / r.bytes()});
+                        double[] row = {c.cpuMicros(), c.cpuMicros() / r.cpuMicros(), c.bytes() / r.bytes()};
+                        rows.add(row);
+                        byRun.computeIfAbsent(round.getKey().get(0), k -> new ArrayList<>()).add(row);
                     }
                 }
                 if (rows.isEmpty()) {
                     continue;
                 }
+                List<double[]> runs = new ArrayList<>();
+                List<Double> runRatios = new ArrayList<>();
+                for (List<double[]> run : byRun.values()) {
+                    double[] ratios = column(run, 1);
+                    runs.add(ratios);
+                    runRatios.add(median(ratios));
+                }
                 double[] draws = new double[RESAMPLES];
-                double[] sample = new double[rows.size()];
                 for (int b = 0; b < RESAMPLES; b++) {
-                    for (int i = 0; i < sample.length; i++) {
-                        sample[i] = rows.get(random.nextInt(rows.size()))[1];
-                    }
-                    draws[b] = median(sample);
+                    draws[b] = median(resample(runs, random));
                 }
                 Arrays.sort(draws);
-                out.add(new Verdict(mode, config, reference, rows.size(), median(column(rows, 0)),
+                out.add(new Verdict(mode, config, reference, runs.size(), rows.size(), median(column(rows, 0)),
                         median(column(rows, 1)), draws[(int) (RESAMPLES * 0.025)],
-                        draws[(int) (RESAMPLES * 0.975) - 1], median(column(rows, 2))));
+                        draws[(int) (RESAMPLES * 0.975) - 1], median(column(rows, 2)), List.copyOf(runRatios)));
             }
         }
         return out;
@@ -133,6 +148,51 @@ final class CallCostSummary {
                     v.cpuHigh(), met ? "met" : "missed", clear ? "clear" : "inside the noise", v.bytesRatio()));
         }
         return sb.toString();
+    }
+
+    /**
+     * @param verdicts from {@link #verdicts}
+     * @return a Markdown table: per verdict, its runs' own CPU ratios in the order the runs were added, and their
+     *     range
+     */
+    static String runRatios(List<Verdict> verdicts) {
+        StringBuilder sb = new StringBuilder("| mode | configuration | against | runs | lowest | highest | each run's "
+                + "CPU ratio |\n|---|---|---|---:|---:|---:|---|\n");
+        for (Verdict v : verdicts) {
+            StringBuilder each = new StringBuilder();
+            for (double r : v.runRatios()) {
+                each.append(each.length() == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.3f", r));
+            }
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %.3f× | %.3f× | %s |%n", v.mode(), v.config(),
+                    v.reference(), v.runs(), v.runRatios().stream().mapToDouble(Double::doubleValue).min().orElse(0),
+                    v.runRatios().stream().mapToDouble(Double::doubleValue).max().orElse(0), each));
+        }
+        return sb.toString();
+    }
+
+    /**
+     * @return one bootstrap sample: as many runs as there are, drawn with replacement (with one run, that one), and
+     *     from each run drawn as many of its ratios as it has, drawn with replacement
+     */
+    private static double[] resample(List<double[]> runs, SplittableRandom random) {
+        List<double[]> drawn = new ArrayList<>(runs.size());
+        int size = 0;
+        for (int i = 0; i < runs.size(); i++) {
+            double[] run = runs.size() == 1 ? runs.get(0) : runs.get(random.nextInt(runs.size()));
+            double[] d = new double[run.length];
+            for (int j = 0; j < d.length; j++) {
+                d[j] = run[random.nextInt(run.length)];
+            }
+            drawn.add(d);
+            size += d.length;
+        }
+        double[] sample = new double[size];
+        int at = 0;
+        for (double[] d : drawn) {
+            System.arraycopy(d, 0, sample, at, d.length);
+            at += d.length;
+        }
+        return sample;
     }
 
     private static double[] column(List<double[]> rows, int i) {

@@ -19,22 +19,23 @@ class CallCostPoolTest {
             "| async | wheelfailback | failback | 16 | 60.02 | 1.036× | 1.001–1.085× | missed, inside the noise |");
 
     @Test
-    void readsEachPhaseLineFromTheFirstRoundOn_andKeepsTheFilesRoundsApart() {
-        List<CallCostSummary.Phase> phases = CallCostPool.phases(RUN, 2, 100_000);
+    void readsEachPhaseLineFromTheFirstRoundOn_asPhasesOfTheRunNamed() {
+        List<CallCostSummary.Phase> phases = CallCostPool.phases(RUN, 2, 1);
 
-        assertEquals(List.of(new CallCostSummary.Phase(100_002, "async", "failback", 63.18, 41570),
-                new CallCostSummary.Phase(100_002, "async", "wheelfailback", 63.04, 42215)), phases);
+        assertEquals(List.of(new CallCostSummary.Phase(1, 2, "async", "failback", 63.18, 41570),
+                new CallCostSummary.Phase(1, 2, "async", "wheelfailback", 63.04, 42215)), phases);
     }
 
     @Test
     void twoRunsPool_intoOneVerdictOverTheirRounds() {
         CallCostSummary s = new CallCostSummary(1);
-        CallCostPool.phases(RUN, 1, 100_000).forEach(s::add);
-        CallCostPool.phases(RUN, 1, 200_000).forEach(s::add);
+        CallCostPool.phases(RUN, 1, 0).forEach(s::add);
+        CallCostPool.phases(RUN, 1, 1).forEach(s::add);
 
         List<CallCostSummary.Verdict> v = s.verdicts(CallCost.PAIRS);
 
         assertEquals(1, v.size());
+        assertEquals(2, v.get(0).runs());
         assertEquals(4, v.get(0).rounds());
         assertEquals((66.99 / 64.10 + 63.04 / 63.18) / 2, v.get(0).cpuRatio(), 1e-9);
     }
