@@ -21,7 +21,7 @@ import java.util.SplittableRandom;
  * memory) may last the JVM's life. With one run it resamples that run's rounds only, and so may understate what
  * another JVM would find.
  *
- * <p><b>Threading:</b> not thread-safe; one per run, fed and read by {@code main}.
+ * <p><b>Threading:</b> not thread-safe; one per run or pool of runs, fed and read by {@code main}.
  */
 final class CallCostSummary {
 
@@ -95,8 +95,8 @@ final class CallCostSummary {
             for (String[] pair : pairs) {
                 String config = pair[0];
                 String reference = pair[1];
-                Map<Integer, List<double[]>> byRun = new LinkedHashMap<>(); // {config cpu, cpu ratio, bytes ratio}
-                List<double[]> rows = new ArrayList<>();
+                List<double[]> rows = new ArrayList<>(); // {config cpu, cpu ratio, bytes ratio}
+                Map<Integer, List<double[]>> byRun = new LinkedHashMap<>(); // run -> its rows
                 for (Map.Entry<List<Integer>, Map<String, Phase>> round : byRound.entrySet()) {
                     Phase c = round.getValue().get(config);
                     Phase r = round.getValue().get(reference);
