@@ -8,9 +8,11 @@
 #                                          configuration in each position equally often (quick 4, full 8 rounds)
 #   happypath/callcost-<mode>-jvm-NN.txt, callcost-<mode>-pooled.md
 #                                          thread CPU and bytes per successful call (CallCost), sync and async:
-#                                          failover, failback, a second failback (the A/A control), wheelfailback,
-#                                          wheelfailback+timeoutcheck, in 16 JVMs (quick: 4), each creating them in
-#                                          another order; then the JVMs pooled (CallCostPool); full about 48 min
+#                                          failover, failback, failback with an attachment shaped like a retry.id,
+#                                          a second failback (the A/A control), wheelfailback,
+#                                          wheelfailback+timeoutcheck, taking turns every 2,000 calls, in 16 JVMs
+#                                          (quick: 4), each creating them in another order; then the JVMs pooled
+#                                          (CallCostPool); full about 58 min
 #   massfailure/massfailure-<mode>[-<label>].{json,md,log}  N calls while every provider fails, then recovery:
 #                                          failback and wheelfailback
 #   durable/durable-<mode>.{json,md,log}   the durable path against db-scheduler on one embedded PostgreSQL: calls due at
@@ -39,7 +41,7 @@
 #                                          # the targets on all of them, each with its 95% bootstrap interval
 #
 # Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 32 min (its case 1 alone: 4 / 26) (the same on --jdk),
-# failback 2 / 3 min, happypath 7 / 15 min, callcost 13 / 48 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster),
+# failback 2 / 3 min, happypath 7 / 15 min, callcost 15 / 58 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster),
 # durable 2 / 11 min, million 4 / 11 min.
 #
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
@@ -133,23 +135,26 @@ if wants happypath; then
         "$out/happypath" 2> "$out/happypath/happypath-$mode.log" || status=1
 fi
 if wants callcost; then
-    # JVM j creates (and first runs) the configurations rotated by j, reversed in every other group of five, so that
-    # over 10 JVMs each is created in each position twice; one JVM's rounds are not assumed independent, so the
-    # pool resamples JVMs, then rounds
+    # JVM j creates (and first runs) the n configurations rotated by j, reversed in every other group of n, so that
+    # over 2n JVMs each is created in each position twice; within a round the configurations take turns every 2,000
+    # calls; one JVM's rounds are not assumed independent, so the pool resamples JVMs, then rounds
     mkdir -p "$out/happypath"
     if [ "$mode" = full ]; then jvms=16; rounds=7; else jvms=4; rounds=4; fi
-    configs=(FAILOVER FAILBACK FAILBACK+twin=1 WHEEL WHEEL_TIMEOUTCHECK)
+    configs=(FAILOVER FAILBACK FAILBACK@retry.id FAILBACK+twin=1 WHEEL WHEEL_TIMEOUTCHECK)
+    n=${#configs[@]}
     files=()
     : > "$out/happypath/callcost-$mode.log"
     for ((j = 0; j < jvms; j++)); do
         order=()
-        for ((i = 0; i < 5; i++)); do order+=("${configs[$(( (i + j) % 5 ))]}"); done
-        if (( (j / 5) % 2 == 1 )); then order=("${order[4]}" "${order[3]}" "${order[2]}" "${order[1]}" "${order[0]}"); fi
+        for ((i = 0; i < n; i++)); do
+            if (( (j / n) % 2 == 1 )); then k=$(( n - 1 - i )); else k=$i; fi
+            order+=("${configs[$(( (k + j) % n ))]}")
+        done
         f=$(printf '%s/happypath/callcost-%s-jvm-%02d.txt' "$out" "$mode" $((j + 1)))
         files+=("$f")
         "$java" -Xms2g -Xmx2g "${props[@]}" -Drpctimer.failback.store=memory -cp "$jar" \
             io.rpctimer.bench.happypath.CallCost --configs "$(IFS=,; echo "${order[*]}")" --modes sync,async \
-            --rounds "$rounds" --first 3 --calls 30000 --warmup 30000 --threads 8 --outstanding 64 \
+            --rounds "$rounds" --first 3 --calls 30000 --warmup 30000 --slice 2000 --threads 8 --outstanding 64 \
             > "$f" 2>> "$out/happypath/callcost-$mode.log" || status=1
     done
     "$java" -cp "$jar" io.rpctimer.bench.happypath.CallCostPool 3 "${files[@]}" \

@@ -8,6 +8,7 @@ import io.rpctimer.dubbo.WheelFailback;
 import io.rpctimer.testkit.DubboNode;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -37,7 +38,7 @@ import org.apache.dubbo.rpc.RpcContext;
  * <pre>
  * java -Xms2g -Xmx2g -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.CallCost
  *      [--calls 20000] [--warmup 20000] [--rounds 3] [--threads 4] [--outstanding 32] [--configs FAILBACK,WHEEL]
- *      [--modes sync,async] [--groups 1] [--retryid id] [--first 2]
+ *      [--modes sync,async] [--groups 1] [--retryid id] [--first 2] [--slice 2000]
  * </pre>
  * The configurations are interleaved: each round runs every mode and configuration once, and the order of the
  * configurations rotates by one each round, so that each runs in each position equally often over a multiple of their
@@ -53,6 +54,9 @@ import org.apache.dubbo.rpc.RpcContext;
  * the wire, which tells that attachment's cost from the invoker's. {@code FAILBACK+twin=1} is a second {@code failback}
  * consumer, the same but for a reference parameter nothing reads: judged against {@code failback}, it shows what the
  * rig makes of two equal configurations in one JVM.
+ * With {@code --slice n} a round makes each configuration's calls {@code n} at a time, the configurations taking
+ * turns ({@link #sliced}), instead of one configuration's calls after another's: a round's ratio is then taken over
+ * the same stretch of time for both configurations, not over two stretches some seconds apart.
  * A thread that ends during a phase loses its counts, so the figures are a lower bound; Dubbo's pools keep their
  * threads while calls flow. The providers' ledgers count only (no entry per {@code retry.id}), as in
  * {@link HappyPathComparison}. {@code --retryid id} makes every call carry that {@code retry.id} (a client
@@ -90,13 +94,18 @@ public final class CallCost {
 
     public static void main(String[] args) throws Exception {
         BenchArgs a = BenchArgs.parse(args, List.of("calls", "warmup", "rounds", "threads", "outstanding",
-                "configs", "modes", "groups", "retryid", "first"));
+                "configs", "modes", "groups", "retryid", "first", "slice"));
         int calls = a.intOption("calls", 20_000, 1);
         int warmup = a.intOption("warmup", 20_000, 0);
         int rounds = a.intOption("rounds", 3, 1);
         int threads = a.intOption("threads", 4, 1);
         int outstanding = a.intOption("outstanding", 32, 1);
         boolean groups = a.intOption("groups", 0, 0) > 0;
+        int slice = a.intOption("slice", 0, 0);
+        if (slice > 0 && groups) {
+            throw new IllegalArgumentException("groups: 1 (expected: 0 with --slice " + slice
+                    + ": slices count every thread as one group)");
+        }
         CallCostSummary summary = new CallCostSummary(a.intOption("first", Math.min(2, rounds), 1));
         List<Variant> configs = new ArrayList<>();
         for (String c : a.option("configs", "FAILBACK,WHEEL,WHEEL_TIMEOUTCHECK").split(",")) {
@@ -123,10 +132,16 @@ public final class CallCost {
             }
             System.out.println("machine: " + MachineInfo.collect());
             System.out.printf(Locale.ROOT, "%d calls a phase after %d warm-up calls; sync: %d threads, async: %d "
-                    + "in flight%n", calls, warmup, threads, outstanding);
+                    + "in flight%s%n", calls, warmup, threads, outstanding, slice == 0 ? ""
+                    : String.format(Locale.ROOT, "; in turns of %d calls", slice));
             System.out.println("round mode  config                      B/call  threadCPU us/call  processCPU us/call  GC us/call");
             for (int round = 1; round <= rounds; round++) {
                 for (String mode : modes) {
+                    if (slice > 0) {
+                        sliced(round, mode.trim(), configs, services, rig, summary, threads, outstanding, warmup,
+                                calls, slice);
+                        continue;
+                    }
                     for (int i = 0; i < configs.size(); i++) {
                         Variant c = configs.get((i + round - 1) % configs.size());
                         boolean sync = mode.trim().equals("sync");
@@ -151,6 +166,95 @@ public final class CallCost {
             rig.close();
         }
         System.exit(0); // Dubbo's and ZooKeeper's leftover threads are not all daemons
+    }
+
+    /**
+     * One round of one mode in slices: each configuration's warm-up, then its {@code calls} calls made
+     * {@code slice} at a time, the configurations taking turns, forwards in even slices and backwards in odd ones,
+     * so that a change of the machine's speed over the round falls on every configuration alike. Each configuration's
+     * counts are summed over its slices. The callers run on pool threads, the async one too; the thread that measures
+     * is left out of the counts ({@link ThreadCost#takeCounters}).
+     */
+    private static void sliced(int round, String mode, List<Variant> configs, Map<Variant, NotificationService> services,
+                               TwoProviders rig, CallCostSummary summary, int threads, int outstanding, int warmup,
+                               int calls, int slice) throws InterruptedException {
+        boolean sync = mode.equals("sync");
+        int concurrency = sync ? threads : outstanding;
+        List<Variant> order = new ArrayList<>();
+        for (int i = 0; i < configs.size(); i++) {
+            order.add(configs.get((i + round - 1) % configs.size()));
+        }
+        for (Variant c : order) {
+            driveOnPool(services.get(c), c.attachment(), sync, concurrency, warmup);
+        }
+        rig.providers().forEach(p -> p.ledger().reset());
+        System.gc();
+        long measurer = Thread.currentThread().getId();
+        Map<Variant, long[]> totals = new LinkedHashMap<>(); // bytes, thread CPU ns, process CPU ns, GC ms
+        order.forEach(c -> totals.put(c, new long[4]));
+        for (Turn<Variant> turn : turns(order, calls, slice)) {
+            Variant c = turn.config();
+            ThreadCost before = ThreadCost.takeCounters(measurer);
+            driveOnPool(services.get(c), c.attachment(), sync, concurrency, turn.calls());
+            ThreadCost after = ThreadCost.takeCounters(measurer);
+            long[] t = totals.get(c);
+            long[] d = after.minus(before).values().stream().reduce(new long[2],
+                    (x, y) -> new long[] {x[0] + y[0], x[1] + y[1]});
+            t[0] += d[0];
+            t[1] += d[1];
+            t[2] += after.processCpuNanos() - before.processCpuNanos();
+            t[3] += after.gcMillis() - before.gcMillis();
+        }
+        totals.forEach((c, t) -> {
+            System.out.print(ThreadCost.line(String.format(Locale.ROOT, "%5d %-5s %-26s", round, mode, c.label()),
+                    t[0], t[1], t[2], t[3], calls));
+            summary.add(new CallCostSummary.Phase(0, round, mode, c.label(), t[1] / 1e3 / calls,
+                    (double) t[0] / calls));
+        });
+    }
+
+    /**
+     * One configuration's turn in a sliced round.
+     *
+     * @param calls the calls it makes, {@code >= 1}
+     */
+    record Turn<T>(T config, int calls) {
+    }
+
+    /**
+     * @param order the configurations in the round's order
+     * @param calls each configuration's calls in the round, {@code >= 1}
+     * @param slice the calls of one turn, {@code >= 1}; the last turns of a round make what is left
+     * @return the round's turns: slice after slice, every configuration once in each, in {@code order} in even slices
+     *     and backwards in odd ones
+     */
+    static <T> List<Turn<T>> turns(List<T> order, int calls, int slice) {
+        List<T> backwards = new ArrayList<>(order);
+        Collections.reverse(backwards);
+        List<Turn<T>> turns = new ArrayList<>();
+        for (int s = 0, done = 0; done < calls; s++, done += slice) {
+            for (T c : s % 2 == 0 ? order : backwards) {
+                turns.add(new Turn<>(c, Math.min(slice, calls - done)));
+            }
+        }
+        return turns;
+    }
+
+    /** {@link #drive}, on a pool thread for async calls too, so that the calling thread stays out of the counts. */
+    private static void driveOnPool(NotificationService service, String attachment, boolean sync, int concurrency,
+                                    int calls) throws InterruptedException {
+        if (sync) {
+            drive(service, attachment, true, concurrency, calls);
+            return;
+        }
+        try {
+            CALLERS.submit(() -> {
+                drive(service, attachment, false, concurrency, calls);
+                return null;
+            }).get();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("an async call failed", e.getCause());
+        }
     }
 
     /**

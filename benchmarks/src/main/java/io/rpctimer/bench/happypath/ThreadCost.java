@@ -45,6 +45,27 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
         return new ThreadCost(names, perThread, processCpuNow(), gcMillisNow());
     }
 
+    /**
+     * As {@link #take}, but without thread names (every thread is in one group) and without the thread {@code measurer}:
+     * cheap enough to take every few thousand calls, and what the measuring thread spends taking it is not counted.
+     *
+     * @param measurer the id of the thread that takes the snapshots
+     */
+    static ThreadCost takeCounters(long measurer) {
+        long[] ids = THREADS.getAllThreadIds();
+        long[] bytes = THREADS.getThreadAllocatedBytes(ids);
+        long[] cpu = THREADS.getThreadCpuTime(ids);
+        Map<Long, String> names = new HashMap<>();
+        Map<Long, long[]> perThread = new HashMap<>();
+        for (int i = 0; i < ids.length; i++) {
+            if (ids[i] != measurer && bytes[i] >= 0) {
+                names.put(ids[i], "every thread");
+                perThread.put(ids[i], new long[] {bytes[i], Math.max(0, cpu[i])});
+            }
+        }
+        return new ThreadCost(names, perThread, processCpuNow(), gcMillisNow());
+    }
+
     /** @return the process's CPU time now, every thread of this JVM included, in nanoseconds */
     static long processCpuNow() {
         return OS.getProcessCpuTime();
@@ -96,9 +117,8 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
             bytes += v[0];
             cpu += v[1];
         }
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%s %8.0f  %17.2f  %18.2f  %9.2f%n", label,
-                (double) bytes / calls, cpu / 1e3 / calls, (processCpuNanos - earlier.processCpuNanos) / 1e3 / calls,
-                (gcMillis - earlier.gcMillis) * 1e3 / calls));
+        StringBuilder sb = new StringBuilder(line(label, bytes, cpu, processCpuNanos - earlier.processCpuNanos,
+                gcMillis - earlier.gcMillis, calls));
         if (groups) {
             delta.forEach((group, v) -> {
                 if (v[0] / calls >= 8 || v[1] / calls >= 10) {
@@ -108,5 +128,14 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
             });
         }
         return sb.toString();
+    }
+
+    /**
+     * @return one line: {@code label}, then bytes allocated, thread CPU, process CPU and GC time (us) per call, from
+     *     totals over {@code calls} calls (bytes, nanoseconds, nanoseconds, milliseconds)
+     */
+    static String line(String label, long bytes, long cpuNanos, long processCpuNanos, long gcMillis, long calls) {
+        return String.format(Locale.ROOT, "%s %8.0f  %17.2f  %18.2f  %9.2f%n", label, (double) bytes / calls,
+                cpuNanos / 1e3 / calls, processCpuNanos / 1e3 / calls, gcMillis * 1e3 / calls);
     }
 }
