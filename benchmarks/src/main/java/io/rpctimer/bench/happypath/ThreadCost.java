@@ -30,19 +30,7 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
     }
 
     static ThreadCost take() {
-        long[] ids = THREADS.getAllThreadIds();
-        long[] bytes = THREADS.getThreadAllocatedBytes(ids);
-        long[] cpu = THREADS.getThreadCpuTime(ids);
-        Map<Long, String> names = new HashMap<>();
-        Map<Long, long[]> perThread = new HashMap<>();
-        for (int i = 0; i < ids.length; i++) {
-            var info = THREADS.getThreadInfo(ids[i]);
-            if (info != null && bytes[i] >= 0) {
-                names.put(ids[i], info.getThreadName().replaceAll("[0-9]+", "#"));
-                perThread.put(ids[i], new long[] {bytes[i], Math.max(0, cpu[i])});
-            }
-        }
-        return new ThreadCost(names, perThread, processCpuNow(), gcMillisNow());
+        return take(true, -1);
     }
 
     /**
@@ -52,14 +40,20 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
      * @param measurer the id of the thread that takes the snapshots
      */
     static ThreadCost takeCounters(long measurer) {
+        return take(false, measurer);
+    }
+
+    /** @param leftOut the id of a thread to leave out, or -1 */
+    private static ThreadCost take(boolean named, long leftOut) {
         long[] ids = THREADS.getAllThreadIds();
         long[] bytes = THREADS.getThreadAllocatedBytes(ids);
         long[] cpu = THREADS.getThreadCpuTime(ids);
         Map<Long, String> names = new HashMap<>();
         Map<Long, long[]> perThread = new HashMap<>();
         for (int i = 0; i < ids.length; i++) {
-            if (ids[i] != measurer && bytes[i] >= 0) {
-                names.put(ids[i], "every thread");
+            var info = named ? THREADS.getThreadInfo(ids[i]) : null;
+            if (ids[i] != leftOut && bytes[i] >= 0 && (info != null || !named)) {
+                names.put(ids[i], named ? info.getThreadName().replaceAll("[0-9]+", "#") : "every thread");
                 perThread.put(ids[i], new long[] {bytes[i], Math.max(0, cpu[i])});
             }
         }
