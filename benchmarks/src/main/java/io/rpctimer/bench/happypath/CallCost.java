@@ -175,9 +175,10 @@ public final class CallCost {
      * counts are summed over its slices. The callers run on pool threads, the async one too; the thread that measures
      * is left out of the counts ({@link ThreadCost#takeCounters}).
      */
-    private static void sliced(int round, String mode, List<Variant> configs, Map<Variant, NotificationService> services,
-                               TwoProviders rig, CallCostSummary summary, int threads, int outstanding, int warmup,
-                               int calls, int slice) throws InterruptedException {
+    private static void sliced(int round, String mode, List<Variant> configs,
+                               Map<Variant, NotificationService> services, TwoProviders rig,
+                               CallCostSummary summary, int threads, int outstanding, int warmup, int calls, int slice)
+            throws InterruptedException {
         boolean sync = mode.equals("sync");
         int concurrency = sync ? threads : outstanding;
         List<Variant> order = new ArrayList<>();
@@ -198,8 +199,7 @@ public final class CallCost {
             driveOnPool(services.get(c), c.attachment(), sync, concurrency, turn.calls());
             ThreadCost after = ThreadCost.takeCounters(measurer);
             long[] t = totals.get(c);
-            long[] d = after.minus(before).values().stream().reduce(new long[2],
-                    (x, y) -> new long[] {x[0] + y[0], x[1] + y[1]});
+            long[] d = after.total(before);
             t[0] += d[0];
             t[1] += d[1];
             t[2] += after.processCpuNanos() - before.processCpuNanos();

@@ -34,8 +34,9 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
     }
 
     /**
-     * As {@link #take}, but without thread names (every thread is in one group) and without the thread {@code measurer}:
-     * cheap enough to take every few thousand calls, and what the measuring thread spends taking it is not counted.
+     * As {@link #take}, but without thread names (every thread is in one group) and without the thread
+     * {@code measurer}: cheap enough to take every few thousand calls, and what the measuring thread spends taking it
+     * is not counted.
      *
      * @param measurer the id of the thread that takes the snapshots
      */
@@ -86,14 +87,24 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
         return groups;
     }
 
+    /** @return {heap bytes, CPU nanoseconds} of every thread since {@code earlier} */
+    long[] total(ThreadCost earlier) {
+        long[] sum = new long[2];
+        for (long[] v : minus(earlier).values()) {
+            sum[0] += v[0];
+            sum[1] += v[1];
+        }
+        return sum;
+    }
+
     /** @return the CPU time of every thread since {@code earlier}, per call, in microseconds */
     double cpuMicrosPerCall(ThreadCost earlier, long calls) {
-        return minus(earlier).values().stream().mapToLong(v -> v[1]).sum() / 1e3 / calls;
+        return total(earlier)[1] / 1e3 / calls;
     }
 
     /** @return the heap bytes every thread allocated since {@code earlier}, per call */
     double bytesPerCall(ThreadCost earlier, long calls) {
-        return (double) minus(earlier).values().stream().mapToLong(v -> v[0]).sum() / calls;
+        return (double) total(earlier)[0] / calls;
     }
 
     /**
@@ -104,17 +115,11 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
      * @return one line: bytes allocated, thread CPU, process CPU and GC time (us) per call since {@code earlier}
      */
     String report(String label, ThreadCost earlier, long calls, boolean groups) {
-        Map<String, long[]> delta = minus(earlier);
-        long bytes = 0;
-        long cpu = 0;
-        for (long[] v : delta.values()) {
-            bytes += v[0];
-            cpu += v[1];
-        }
-        StringBuilder sb = new StringBuilder(line(label, bytes, cpu, processCpuNanos - earlier.processCpuNanos,
+        long[] total = total(earlier);
+        StringBuilder sb = new StringBuilder(line(label, total[0], total[1], processCpuNanos - earlier.processCpuNanos,
                 gcMillis - earlier.gcMillis, calls));
         if (groups) {
-            delta.forEach((group, v) -> {
+            minus(earlier).forEach((group, v) -> {
                 if (v[0] / calls >= 8 || v[1] / calls >= 10) {
                     sb.append(String.format(Locale.ROOT, "        %-44s %7d B  %8.2f us%n", group, v[0] / calls,
                             v[1] / 1e3 / calls));
