@@ -13,6 +13,9 @@
 #                                          wheelfailback+timeoutcheck, taking turns every 2,000 calls, in 16 JVMs
 #                                          (quick: 4), each creating them in another order; then the JVMs pooled
 #                                          (CallCostPool); full about 58 min
+#   happypath/callcost-<mode>-groups-jvm-NN.txt, callcost-<mode>-groups-pooled.md   (callcost --groups)
+#                                          async only, without timeoutcheck: where wheelfailback's extra CPU goes,
+#                                          each thread group's share of each pair's difference; full about 18 min
 #   massfailure/massfailure-<mode>[-<label>].{json,md,log}  N calls while every provider fails, then recovery:
 #                                          failback and wheelfailback
 #   durable/durable-<mode>.{json,md,log}   the durable path against db-scheduler on one embedded PostgreSQL: calls due at
@@ -32,6 +35,7 @@
 #   benchmarks/run.sh full timer --cases scheduleCancel [--forks 8]
 #                                          # some timer cases only (scheduleCancel,fireAll,memory,lateness,idleCpu),
 #                                          # and other JMH forks than the mode's (full: 5)
+#   benchmarks/run.sh full callcost --groups # the thread groups' shares (files callcost-<mode>-groups-*)
 #   benchmarks/run.sh full massfailure --label journal --param key=value [--param ...]
 #                                          # extra consumer reference parameters (a durable store, a retry budget)
 #                                          # for the mass-failure runs; files massfailure/massfailure-full-<label>.*;
@@ -41,13 +45,13 @@
 #                                          # the targets on all of them, each with its 95% bootstrap interval
 #
 # Approximate durations on a quiet 2-core machine (quick / full): timer 7 / 32 min (its case 1 alone: 4 / 26) (the same on --jdk),
-# failback 2 / 3 min, happypath 7 / 15 min, callcost 15 / 58 min, massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster),
+# failback 2 / 3 min, happypath 7 / 15 min, callcost 15 / 58 min (--groups 3 / 19), massfailure 2 / 5 min (at most 12: recovery waits up to 5 min a cluster),
 # durable 2 / 11 min, million 4 / 11 min.
 #
 # Keep the machine otherwise idle: the timer runner waits for quiet and repeats disturbed measurements, the others
 # record how much CPU other processes used, but on two cores anything else running skews the numbers.
 set -euo pipefail
-usage="usage: $0 [quick|full] [all|timer|failback|happypath|callcost|massfailure|durable|million] [--jdk <java home>] [--cases list] [--forks n] [--label name] [--clusters list] [--param key=value]..."
+usage="usage: $0 [quick|full] [all|timer|failback|happypath|callcost|massfailure|durable|million] [--jdk <java home>] [--cases list] [--forks n] [--groups] [--label name] [--clusters list] [--param key=value]..."
 mode="${1:-quick}"
 part="${2:-all}"
 shift $(( $# < 2 ? $# : 2 ))
@@ -57,6 +61,7 @@ java=java
 jvm_label=""
 timer_props=()
 mf_label=""
+cc_groups=""
 params=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -88,6 +93,10 @@ while [ $# -gt 0 ]; do
             [ "$part" = massfailure ] || { echo "--clusters: applies to massfailure only" >&2; exit 2; }
             params+=(--clusters "$2")
             shift 2 ;;
+        --groups)
+            [ "$part" = callcost ] || { echo "--groups: applies to callcost only (got part '$part')" >&2; exit 2; }
+            cc_groups=1
+            shift ;;
         --param)
             [ $# -ge 2 ] && [[ "$2" == ?*=* ]] || { echo "--param: '${2:-}' (expected: key=value)" >&2; exit 2; }
             [ "$part" = massfailure ] || [ "$part" = all ] || { echo "--param: applies to massfailure only" >&2; exit 2; }
@@ -140,25 +149,31 @@ if wants callcost; then
     # calls; one JVM's rounds are not assumed independent, so the pool resamples JVMs, then rounds
     mkdir -p "$out/happypath"
     if [ "$mode" = full ]; then jvms=16; rounds=7; else jvms=4; rounds=4; fi
-    configs=(FAILOVER FAILBACK FAILBACK@retry.id FAILBACK+twin=1 WHEEL WHEEL_TIMEOUTCHECK)
+    if [ -n "$cc_groups" ]; then
+        # where an async call's extra CPU goes: every thread group's share of each pair's difference (CallCostGroups)
+        configs=(FAILBACK WHEEL FAILBACK@retry.id FAILBACK+twin=1 FAILOVER); modes=async; extra=(--groups 1); label=-groups
+    else
+        configs=(FAILOVER FAILBACK FAILBACK@retry.id FAILBACK+twin=1 WHEEL WHEEL_TIMEOUTCHECK); modes=sync,async
+        extra=(); label=""
+    fi
     n=${#configs[@]}
     files=()
-    : > "$out/happypath/callcost-$mode.log"
+    : > "$out/happypath/callcost-$mode$label.log"
     for ((j = 0; j < jvms; j++)); do
         order=()
         for ((i = 0; i < n; i++)); do
             if (( (j / n) % 2 == 1 )); then k=$(( n - 1 - i )); else k=$i; fi
             order+=("${configs[$(( (k + j) % n ))]}")
         done
-        f=$(printf '%s/happypath/callcost-%s-jvm-%02d.txt' "$out" "$mode" $((j + 1)))
+        f=$(printf '%s/happypath/callcost-%s%s-jvm-%02d.txt' "$out" "$mode" "$label" $((j + 1)))
         files+=("$f")
         "$java" -Xms2g -Xmx2g "${props[@]}" -Drpctimer.failback.store=memory -cp "$jar" \
-            io.rpctimer.bench.happypath.CallCost --configs "$(IFS=,; echo "${order[*]}")" --modes sync,async \
+            io.rpctimer.bench.happypath.CallCost --configs "$(IFS=,; echo "${order[*]}")" --modes "$modes" \
             --rounds "$rounds" --first 3 --calls 30000 --warmup 30000 --slice 2000 --threads 8 --outstanding 64 \
-            > "$f" 2>> "$out/happypath/callcost-$mode.log" || status=1
+            ${extra[@]+"${extra[@]}"} > "$f" 2>> "$out/happypath/callcost-$mode$label.log" || status=1
     done
     "$java" -cp "$jar" io.rpctimer.bench.happypath.CallCostPool 3 "${files[@]}" \
-        > "$out/happypath/callcost-$mode-pooled.md" || status=1
+        > "$out/happypath/callcost-$mode$label-pooled.md" || status=1
 fi
 if wants massfailure; then
     # the providers' injected errors are logged once per call: Dubbo's log lines go to massfailure-<mode>.log

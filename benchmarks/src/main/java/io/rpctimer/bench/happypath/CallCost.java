@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -60,7 +61,8 @@ import org.apache.dubbo.rpc.RpcContext;
  * A thread that ends during a phase loses its counts, so the figures are a lower bound; Dubbo's pools keep their
  * threads while calls flow. The providers' ledgers count only (no entry per {@code retry.id}), as in
  * {@link HappyPathComparison}. {@code --retryid id} makes every call carry that {@code retry.id} (a client
- * attachment) instead of its own. {@code --groups 1} prints each thread group's share of a phase's bytes and CPU.
+ * attachment) instead of its own. {@code --groups 1} prints each thread group's share of a phase's bytes and CPU
+ * (with {@code --slice}, summed over the configuration's turns).
  *
  * <p><b>Threading:</b> single-threaded {@code main}; each phase starts and joins its own caller threads.
  */
@@ -102,10 +104,6 @@ public final class CallCost {
         int outstanding = a.intOption("outstanding", 32, 1);
         boolean groups = a.intOption("groups", 0, 0) > 0;
         int slice = a.intOption("slice", 0, 0);
-        if (slice > 0 && groups) {
-            throw new IllegalArgumentException("groups: 1 (expected: 0 with --slice " + slice
-                    + ": slices count every thread as one group)");
-        }
         CallCostSummary summary = new CallCostSummary(a.intOption("first", Math.min(2, rounds), 1));
         List<Variant> configs = new ArrayList<>();
         for (String c : a.option("configs", "FAILBACK,WHEEL,WHEEL_TIMEOUTCHECK").split(",")) {
@@ -134,12 +132,13 @@ public final class CallCost {
             System.out.printf(Locale.ROOT, "%d calls a phase after %d warm-up calls; sync: %d threads, async: %d "
                     + "in flight%s%n", calls, warmup, threads, outstanding, slice == 0 ? ""
                     : String.format(Locale.ROOT, "; in turns of %d calls", slice));
-            System.out.println("round mode  config                      B/call  threadCPU us/call  processCPU us/call  GC us/call");
+            System.out.println("round mode  config                      B/call  threadCPU us/call  processCPU us/call"
+                    + "  GC us/call");
             for (int round = 1; round <= rounds; round++) {
                 for (String mode : modes) {
                     if (slice > 0) {
                         sliced(round, mode.trim(), configs, services, rig, summary, threads, outstanding, warmup,
-                                calls, slice);
+                                calls, slice, groups);
                         continue;
                     }
                     for (int i = 0; i < configs.size(); i++) {
@@ -173,12 +172,13 @@ public final class CallCost {
      * {@code slice} at a time, the configurations taking turns, forwards in even slices and backwards in odd ones,
      * so that a change of the machine's speed over the round falls on every configuration alike. Each configuration's
      * counts are summed over its slices. The callers run on pool threads, the async one too; the thread that measures
-     * is left out of the counts ({@link ThreadCost#takeCounters}).
+     * is left out of the counts ({@link ThreadCost#takeWithout}). With {@code groups}, each configuration's thread
+     * groups are summed over its slices too.
      */
     private static void sliced(int round, String mode, List<Variant> configs,
                                Map<Variant, NotificationService> services, TwoProviders rig,
-                               CallCostSummary summary, int threads, int outstanding, int warmup, int calls, int slice)
-            throws InterruptedException {
+                               CallCostSummary summary, int threads, int outstanding, int warmup, int calls, int slice,
+                               boolean groups) throws InterruptedException {
         boolean sync = mode.equals("sync");
         int concurrency = sync ? threads : outstanding;
         List<Variant> order = new ArrayList<>();
@@ -192,22 +192,33 @@ public final class CallCost {
         System.gc();
         long measurer = Thread.currentThread().getId();
         Map<Variant, long[]> totals = new LinkedHashMap<>(); // bytes, thread CPU ns, process CPU ns, GC ms
-        order.forEach(c -> totals.put(c, new long[4]));
+        Map<Variant, Map<String, long[]>> groupTotals = new LinkedHashMap<>(); // per group: bytes, thread CPU ns
+        order.forEach(c -> {
+            totals.put(c, new long[4]);
+            groupTotals.put(c, new TreeMap<>());
+        });
         for (Turn<Variant> turn : turns(order, calls, slice)) {
             Variant c = turn.config();
-            ThreadCost before = ThreadCost.takeCounters(measurer);
+            ThreadCost before = ThreadCost.takeWithout(measurer);
             driveOnPool(services.get(c), c.attachment(), sync, concurrency, turn.calls());
-            ThreadCost after = ThreadCost.takeCounters(measurer);
+            ThreadCost after = ThreadCost.takeWithout(measurer);
             long[] t = totals.get(c);
-            long[] d = after.total(before);
-            t[0] += d[0];
-            t[1] += d[1];
+            after.minus(before).forEach((group, d) -> {
+                long[] g = groupTotals.get(c).computeIfAbsent(group, k -> new long[2]);
+                g[0] += d[0];
+                g[1] += d[1];
+                t[0] += d[0];
+                t[1] += d[1];
+            });
             t[2] += after.processCpuNanos() - before.processCpuNanos();
             t[3] += after.gcMillis() - before.gcMillis();
         }
         totals.forEach((c, t) -> {
             System.out.print(ThreadCost.line(String.format(Locale.ROOT, "%5d %-5s %-26s", round, mode, c.label()),
                     t[0], t[1], t[2], t[3], calls));
+            if (groups) {
+                System.out.print(ThreadCost.groupLines(groupTotals.get(c), calls));
+            }
             summary.add(new CallCostSummary.Phase(0, round, mode, c.label(), t[1] / 1e3 / calls,
                     (double) t[0] / calls));
         });

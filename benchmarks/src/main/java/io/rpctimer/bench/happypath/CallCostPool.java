@@ -15,7 +15,9 @@ import java.util.regex.Pattern;
  * ({@link CallCostSummary}, {@link CallCost#PAIRS}): each file's phase lines are read back, its rounds before
  * {@code first} left out, and each round of each file kept a round of its own, since a round's ratio compares
  * configurations measured in the same round of the same run. Each file is a run: the interval resamples the files,
- * then the rounds within each ({@link CallCostSummary}). After the verdicts it prints each run's own ratio per pair.
+ * then the rounds within each ({@link CallCostSummary}). After the verdicts it prints each run's own ratio per pair,
+ * and, for runs made with {@code --groups 1}, each thread group's share of each pair's difference
+ * ({@link CallCostGroups}: groups with at least 0.05 µs a call, or a difference that large).
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.CallCostPool first run.txt [run.txt ...]
@@ -57,9 +59,11 @@ public final class CallCostPool {
         }
         int first = Integer.parseInt(args[0]);
         CallCostSummary summary = new CallCostSummary(1);
+        CallCostGroups groups = new CallCostGroups(first);
         for (int i = 1; i < args.length; i++) {
-            List<CallCostSummary.Phase> phases = phases(Files.readAllLines(Path.of(args[i]),
-                    StandardCharsets.UTF_8), first, i - 1);
+            List<String> lines = Files.readAllLines(Path.of(args[i]), StandardCharsets.UTF_8);
+            groups.add(lines, i - 1);
+            List<CallCostSummary.Phase> phases = phases(lines, first, i - 1);
             System.out.printf(Locale.ROOT, "%s: %d phases from round %d on%n", args[i], phases.size(), first);
             phases.forEach(summary::add);
         }
@@ -68,5 +72,10 @@ public final class CallCostPool {
         System.out.print(CallCostSummary.markdown(verdicts, CallCost.THRESHOLD));
         System.out.println();
         System.out.print(CallCostSummary.runRatios(verdicts));
+        List<CallCostGroups.Delta> deltas = groups.deltas(CallCost.PAIRS);
+        if (!deltas.isEmpty()) {
+            System.out.println();
+            System.out.print(CallCostGroups.markdown(deltas, 0.05));
+        }
     }
 }

@@ -174,7 +174,7 @@ final class CallCostSummary {
      * @return one bootstrap sample: as many runs as there are, drawn with replacement (with one run, that one), and
      *     from each run drawn as many of its ratios as it has, drawn with replacement
      */
-    private static double[] resample(List<double[]> runs, SplittableRandom random) {
+    static double[] resample(List<double[]> runs, SplittableRandom random) {
         List<double[]> drawn = new ArrayList<>(runs.size());
         int size = 0;
         for (int i = 0; i < runs.size(); i++) {

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Every live thread's allocated heap bytes and CPU time, and the process CPU time, at one moment: two of them give
@@ -15,7 +16,8 @@ import java.util.TreeMap;
  * @param processCpuNanos the process's CPU time, which also covers GC and JIT threads
  * @param gcMillis        the collectors' accumulated collection time
  *
- * <p><b>Threading:</b> immutable once taken; {@link #take} may be called from any thread.
+ * <p><b>Threading:</b> immutable once taken; {@link #take} may be called from any thread. A thread is grouped by the
+ * name it had when a snapshot first saw it.
  */
 record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long processCpuNanos, long gcMillis) {
 
@@ -29,36 +31,52 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
         THREADS.setThreadCpuTimeEnabled(true);
     }
 
+    /** Thread id to group name, from the thread's name when first seen: HotSpot never reuses a thread id. */
+    private static final Map<Long, String> GROUPS = new ConcurrentHashMap<>();
+
     static ThreadCost take() {
-        return take(true, -1);
+        return take(-1);
     }
 
     /**
-     * As {@link #take}, but without thread names (every thread is in one group) and without the thread
-     * {@code measurer}: cheap enough to take every few thousand calls, and what the measuring thread spends taking it
-     * is not counted.
+     * As {@link #take}, without the thread {@code measurer}: what the measuring thread spends taking snapshots every
+     * few thousand calls is not counted.
      *
      * @param measurer the id of the thread that takes the snapshots
      */
-    static ThreadCost takeCounters(long measurer) {
-        return take(false, measurer);
+    static ThreadCost takeWithout(long measurer) {
+        return take(measurer);
     }
 
     /** @param leftOut the id of a thread to leave out, or -1 */
-    private static ThreadCost take(boolean named, long leftOut) {
+    private static ThreadCost take(long leftOut) {
         long[] ids = THREADS.getAllThreadIds();
         long[] bytes = THREADS.getThreadAllocatedBytes(ids);
         long[] cpu = THREADS.getThreadCpuTime(ids);
         Map<Long, String> names = new HashMap<>();
         Map<Long, long[]> perThread = new HashMap<>();
         for (int i = 0; i < ids.length; i++) {
-            var info = named ? THREADS.getThreadInfo(ids[i]) : null;
-            if (ids[i] != leftOut && bytes[i] >= 0 && (info != null || !named)) {
-                names.put(ids[i], named ? info.getThreadName().replaceAll("[0-9]+", "#") : "every thread");
+            String group = ids[i] == leftOut || bytes[i] < 0 ? null : group(ids[i]);
+            if (group != null) {
+                names.put(ids[i], group);
                 perThread.put(ids[i], new long[] {bytes[i], Math.max(0, cpu[i])});
             }
         }
         return new ThreadCost(names, perThread, processCpuNow(), gcMillisNow());
+    }
+
+    /** @return the group of thread {@code id}: its name when first seen, digits replaced; null if it has ended */
+    private static String group(long id) {
+        String group = GROUPS.get(id);
+        if (group == null) {
+            var info = THREADS.getThreadInfo(id);
+            if (info == null) {
+                return null;
+            }
+            group = info.getThreadName().replaceAll("[0-9]+", "#");
+            GROUPS.put(id, group);
+        }
+        return group;
     }
 
     /** @return the process's CPU time now, every thread of this JVM included, in nanoseconds */
@@ -110,22 +128,29 @@ record ThreadCost(Map<Long, String> names, Map<Long, long[]> perThread, long pro
     /**
      * @param label  what the phase ran, printed first
      * @param calls  the calls the phase made
-     * @param groups whether to add a line for each thread group that cost at least 8 B or 0.01 us a call (the wheel
-     *               worker costs less than 1 us a call)
+     * @param groups whether to add {@link #groupLines} after the line
      * @return one line: bytes allocated, thread CPU, process CPU and GC time (us) per call since {@code earlier}
      */
     String report(String label, ThreadCost earlier, long calls, boolean groups) {
         long[] total = total(earlier);
-        StringBuilder sb = new StringBuilder(line(label, total[0], total[1], processCpuNanos - earlier.processCpuNanos,
-                gcMillis - earlier.gcMillis, calls));
-        if (groups) {
-            minus(earlier).forEach((group, v) -> {
-                if (v[0] / calls >= 8 || v[1] / calls >= 10) {
-                    sb.append(String.format(Locale.ROOT, "        %-44s %7d B  %8.2f us%n", group, v[0] / calls,
-                            v[1] / 1e3 / calls));
-                }
-            });
-        }
+        String line = line(label, total[0], total[1], processCpuNanos - earlier.processCpuNanos,
+                gcMillis - earlier.gcMillis, calls);
+        return groups ? line + groupLines(minus(earlier), calls) : line;
+    }
+
+    /**
+     * @param groups per thread group, bytes and CPU nanoseconds over {@code calls} calls ({@link #minus})
+     * @return a line for each group that cost at least 8 B or 0.01 us a call (the wheel worker costs less than 1 us a
+     *     call): its bytes and CPU time (us) per call
+     */
+    static String groupLines(Map<String, long[]> groups, long calls) {
+        StringBuilder sb = new StringBuilder();
+        groups.forEach((group, v) -> {
+            if (v[0] / calls >= 8 || v[1] / calls >= 10) {
+                sb.append(String.format(Locale.ROOT, "        %-44s %7d B  %8.2f us%n", group, v[0] / calls,
+                        v[1] / 1e3 / calls));
+            }
+        });
         return sb.toString();
     }
 

@@ -31,7 +31,7 @@ class CallCostTurnsTest {
     }
 
     @Test
-    void theCountersLeaveOutTheThreadThatMeasures() throws InterruptedException {
+    void theSnapshotLeavesOutTheThreadThatMeasures_andGroupsTheOthersByName() throws InterruptedException {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch done = new CountDownLatch(1);
         Thread other = new Thread(() -> {
@@ -41,15 +41,15 @@ class CallCostTurnsTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        });
+        }, "turns-other-1");
         other.start();
         try {
             started.await();
-            ThreadCost counters = ThreadCost.takeCounters(Thread.currentThread().getId());
+            ThreadCost counters = ThreadCost.takeWithout(Thread.currentThread().getId());
 
             assertFalse(counters.perThread().containsKey(Thread.currentThread().getId()));
             assertTrue(counters.perThread().containsKey(other.getId()));
-            assertEquals(1, counters.minus(counters).size(), "one group: every thread");
+            assertEquals("turns-other-#", counters.names().get(other.getId()), "grouped by name, digits dropped");
         } finally {
             done.countDown();
             other.join();
