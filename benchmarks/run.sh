@@ -15,7 +15,7 @@
 #                                          (CallCostPool); full about 58 min
 #   happypath/callcost-<mode>-groups-jvm-NN.txt, callcost-<mode>-groups-pooled.md   (callcost --groups)
 #                                          async only, without timeoutcheck: where wheelfailback's extra CPU goes,
-#                                          each thread group's share of each pair's difference; full about 18 min
+#                                          each thread group's share of each pair's difference; full about 19 min
 #   massfailure/massfailure-<mode>[-<label>].{json,md,log}  N calls while every provider fails, then recovery:
 #                                          failback and wheelfailback
 #   durable/durable-<mode>.{json,md,log}   the durable path against db-scheduler on one embedded PostgreSQL: calls due at
