@@ -52,7 +52,9 @@ import org.apache.dubbo.rpc.RpcContext;
  * configuration may also end in {@code @key}: each of its calls then carries a client attachment {@code key} of its
  * own, a string shaped like a generated {@code retry.id}, made on the caller's thread as {@code wheelfailback} makes
  * its id: {@code FAILBACK@retry.id} is Dubbo's {@code failback} sending what a {@code wheelfailback} call adds to
- * the wire, which tells that attachment's cost from the invoker's. {@code FAILBACK+twin=1} is a second {@code failback}
+ * the wire, which tells that attachment's cost from the invoker's. {@code FAILBACK@spin400} makes the caller's thread
+ * busy-wait 400 ns before each call and adds nothing to it: what work on the caller's thread alone costs the other
+ * threads. {@code FAILBACK+twin=1} is a second {@code failback}
  * consumer, the same but for a reference parameter nothing reads: judged against {@code failback}, it shows what the
  * rig makes of two equal configurations in one JVM.
  * With {@code --slice n} a round makes each configuration's calls {@code n} at a time, the configurations taking
@@ -70,13 +72,16 @@ public final class CallCost {
 
     /** A reference parameter nothing reads: {@code FAILBACK+twin=1} is a second {@code failback}, the A/A control. */
     static final String TWIN = "twin=1";
+    /** An attachment key that adds 400 ns of the caller's CPU to each call, and nothing to the call ({@link #attach}). */
+    static final String SPIN_400 = "spin400";
     /** The comparisons judged: each {configuration, the configuration it is compared with}. */
     static final List<String[]> PAIRS = List.of(new String[] {Config.WHEEL.label, Config.FAILBACK.label},
             new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.FAILBACK.label},
             new String[] {Config.WHEEL_TIMEOUTCHECK.label, Config.WHEEL.label},
             new String[] {Config.FAILOVER.label, Config.FAILBACK.label},
             new String[] {Config.FAILBACK.label + "@" + WheelFailback.RETRY_ID, Config.FAILBACK.label},
-            new String[] {Config.FAILBACK.label + "+" + TWIN, Config.FAILBACK.label});
+            new String[] {Config.FAILBACK.label + "+" + TWIN, Config.FAILBACK.label},
+            new String[] {Config.FAILBACK.label + "@" + SPIN_400, Config.FAILBACK.label});
     /** The most thread CPU a call may cost over its reference's, as a ratio. */
     static final double THRESHOLD = 1.03;
 
@@ -316,10 +321,16 @@ public final class CallCost {
 
     /**
      * Sets this call's client attachments: the configuration's own one ({@code @key}), and with {@code --retryid}
-     * that {@code retry.id}.
+     * that {@code retry.id}. A key {@code spin} and a number N ({@code @spin400}) sets no attachment: the caller's thread busy-waits
+     * N nanoseconds instead, work on the caller's thread alone, with nothing added to the call.
      */
-    private static void attach(String attachment) {
-        if (attachment != null) {
+    static void attach(String attachment) {
+        if (attachment != null && attachment.matches("spin[0-9]{1,12}")) {
+            long end = System.nanoTime() + Long.parseLong(attachment.substring(4));
+            while (System.nanoTime() < end) {
+                Thread.onSpinWait();
+            }
+        } else if (attachment != null) {
             RpcContext.getClientAttachment().setAttachment(attachment,
                     ATTACHMENT_PREFIX + ATTACHMENT_VALUES.incrementAndGet());
         }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
+import org.apache.dubbo.rpc.RpcContext;
 import org.junit.jupiter.api.Test;
 
 class CallCostVariantTest {
@@ -34,6 +35,21 @@ class CallCostVariantTest {
         assertEquals("retry.id", v.attachment());
         assertEquals("failback+a=b@retry.id", v.label());
         assertNull(CallCost.Variant.parse("FAILBACK").attachment());
+    }
+
+    @Test
+    void aSpinKeyBusyWaitsOnTheCallersThread_andAttachesNothing() {
+        RpcContext.removeClientAttachment();
+        long start = System.nanoTime();
+
+        CallCost.attach("spin20000000");
+
+        assertTrue(System.nanoTime() - start >= 20_000_000L, "spun at least 20 ms");
+        assertTrue(RpcContext.getClientAttachment().getObjectAttachments().isEmpty());
+        CallCost.attach("spinach");
+        assertTrue(RpcContext.getClientAttachment().getObjectAttachments().containsKey("spinach"),
+                "a key that is not spin and digits is an attachment");
+        RpcContext.removeClientAttachment();
     }
 
     @Test
