@@ -325,8 +325,9 @@ public final class CallCost {
      * N nanoseconds instead, work on the caller's thread alone, with nothing added to the call.
      */
     static void attach(String attachment) {
-        if (attachment != null && attachment.matches("spin[0-9]{1,12}")) {
-            long end = System.nanoTime() + Long.parseLong(attachment.substring(4));
+        long spin = spinNanos(attachment);
+        if (spin >= 0) {
+            long end = System.nanoTime() + spin;
             while (System.nanoTime() < end) {
                 Thread.onSpinWait();
             }
@@ -337,6 +338,19 @@ public final class CallCost {
         if (fixedRetryId != null) {
             RpcContext.getClientAttachment().setAttachment(WheelFailback.RETRY_ID, fixedRetryId);
         }
+    }
+
+    /** @return N for an attachment key {@code spin} and N (1 to 12 decimal digits), else -1; allocates nothing */
+    static long spinNanos(String key) {
+        if (key == null || !key.startsWith("spin") || key.length() < 5 || key.length() > 16) {
+            return -1;
+        }
+        for (int i = 4; i < key.length(); i++) {
+            if (key.charAt(i) < '0' || key.charAt(i) > '9') {
+                return -1;
+            }
+        }
+        return Long.parseLong(key, 4, key.length(), 10);
     }
 
     /**

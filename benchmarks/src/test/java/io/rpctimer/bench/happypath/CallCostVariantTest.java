@@ -46,6 +46,10 @@ class CallCostVariantTest {
 
         assertTrue(System.nanoTime() - start >= 20_000_000L, "spun at least 20 ms");
         assertTrue(RpcContext.getClientAttachment().getObjectAttachments().isEmpty());
+        assertEquals(400, CallCost.spinNanos("spin400"));
+        assertEquals(-1, CallCost.spinNanos("spin"));
+        assertEquals(-1, CallCost.spinNanos("spin4a"));
+        assertEquals(-1, CallCost.spinNanos(null));
         CallCost.attach("spinach");
         assertTrue(RpcContext.getClientAttachment().getObjectAttachments().containsKey("spinach"),
                 "a key that is not spin and digits is an attachment");
