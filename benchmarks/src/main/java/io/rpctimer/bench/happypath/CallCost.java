@@ -321,8 +321,8 @@ public final class CallCost {
 
     /**
      * Sets this call's client attachments: the configuration's own one ({@code @key}), and with {@code --retryid}
-     * that {@code retry.id}. A key {@code spin} and a number N ({@code @spin400}) sets no attachment: the caller's thread busy-waits
-     * N nanoseconds instead, work on the caller's thread alone, with nothing added to the call.
+     * that {@code retry.id}. A key {@code spin} and a number N ({@code @spin400}) sets no attachment: the caller's
+     * thread busy-waits N nanoseconds instead, work on the caller's thread alone, with nothing added to the call.
      */
     static void attach(String attachment) {
         long spin = spinNanos(attachment);
