@@ -72,7 +72,7 @@ public final class CallCost {
 
     /** A reference parameter nothing reads: {@code FAILBACK+twin=1} is a second {@code failback}, the A/A control. */
     static final String TWIN = "twin=1";
-    /** An attachment key that adds 400 ns of the caller's CPU to each call, and nothing to the call ({@link #attach}). */
+    /** An attachment key that adds 400 ns of the caller's CPU a call, and nothing to the call ({@link #attach}). */
     static final String SPIN_400 = "spin400";
     /** The comparisons judged: each {configuration, the configuration it is compared with}. */
     static final List<String[]> PAIRS = List.of(new String[] {Config.WHEEL.label, Config.FAILBACK.label},

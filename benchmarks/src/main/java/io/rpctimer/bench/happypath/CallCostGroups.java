@@ -140,7 +140,8 @@ final class CallCostGroups {
      */
     static String markdown(List<Delta> deltas, double atLeast) {
         StringBuilder sb = new StringBuilder("| mode | configuration | against | thread group | rounds "
-                + "| reference µs/call | delta µs/call (median) | 95% interval |\n|---|---|---|---|---:|---:|---:|---|\n");
+                + "| reference µs/call | delta µs/call (median) | 95% interval |\n"
+                + "|---|---|---|---|---:|---:|---:|---|\n");
         for (Delta d : deltas) {
             if (d.referenceMicros() >= atLeast || Math.abs(d.delta()) >= atLeast) {
                 sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %d | %.2f | %+.3f | %+.3f to %+.3f |%n",
