@@ -1,7 +1,6 @@
 package io.rpctimer.bench.happypath;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,8 +21,6 @@ import java.util.regex.Pattern;
  */
 final class CallCostGroups {
 
-    /** A phase line of a {@link CallCost} run: round, mode, configuration, then its counts. */
-    private static final Pattern PHASE = Pattern.compile("^\\s*(\\d+) (sync|async)\\s+(\\S+)\\s+\\d+\\s+.*$");
     /** A thread group's line under its phase: name, bytes and CPU per call. */
     private static final Pattern GROUP = Pattern.compile("^ {8}(.+?)\\s+\\d+ B\\s+([\\d.]+) us$");
 
@@ -65,7 +62,7 @@ final class CallCostGroups {
     void add(List<String> lines, int run) {
         Map<String, Double> phase = null;
         for (String line : lines) {
-            Matcher p = PHASE.matcher(line);
+            Matcher p = CallCostPool.PHASE.matcher(line);
             if (p.matches()) {
                 int round = Integer.parseInt(p.group(1));
                 phase = round < firstRound ? null : rounds
@@ -118,13 +115,9 @@ final class CallCostGroups {
                         }
                         runs.add(d);
                     }
-                    double[] draws = new double[CallCostSummary.RESAMPLES];
-                    for (int b = 0; b < draws.length; b++) {
-                        draws[b] = CallCostSummary.median(CallCostSummary.resample(runs, random));
-                    }
-                    Arrays.sort(draws);
+                    double[] interval = CallCostSummary.interval(runs, random);
                     pairDeltas.add(new Delta(mode, pair[0], pair[1], group, all.size(), median(referenceAll),
-                            median(all), draws[(int) (draws.length * 0.025)], draws[(int) (draws.length * 0.975) - 1]));
+                            median(all), interval[0], interval[1]));
                 }
                 pairDeltas.sort((a, b) -> Double.compare(Math.abs(b.delta()), Math.abs(a.delta())));
                 out.addAll(pairDeltas);

@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
 public final class CallCostPool {
 
     /** A phase line of a {@link CallCost} run: round, mode, configuration, bytes, thread CPU, process CPU, GC. */
-    private static final Pattern PHASE = Pattern.compile(
+    static final Pattern PHASE = Pattern.compile(
             "^\\s*(\\d+) (sync|async)\\s+(\\S+)\\s+(\\d+)\\s+([\\d.]+)\\s+([\\d.]+)\\s+([\\d.]+)\\s*$");
     private CallCostPool() {
     }

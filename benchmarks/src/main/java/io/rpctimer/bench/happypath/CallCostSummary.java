@@ -116,14 +116,10 @@ final class CallCostSummary {
                     runs.add(ratios);
                     runRatios.add(median(ratios));
                 }
-                double[] draws = new double[RESAMPLES];
-                for (int b = 0; b < RESAMPLES; b++) {
-                    draws[b] = median(resample(runs, random));
-                }
-                Arrays.sort(draws);
+                double[] interval = interval(runs, random);
                 out.add(new Verdict(mode, config, reference, runs.size(), rows.size(), median(column(rows, 0)),
-                        median(column(rows, 1)), draws[(int) (RESAMPLES * 0.025)],
-                        draws[(int) (RESAMPLES * 0.975) - 1], median(column(rows, 2)), List.copyOf(runRatios)));
+                        median(column(rows, 1)), interval[0], interval[1], median(column(rows, 2)),
+                        List.copyOf(runRatios)));
             }
         }
         return out;
@@ -171,10 +167,25 @@ final class CallCostSummary {
     }
 
     /**
+     * @param runs   each run's values (one per round)
+     * @param random the resampling's source
+     * @return the 95% bootstrap interval {low, high} of the median of {@code runs}' values: {@value #RESAMPLES}
+     *     samples ({@link #resample}), their medians' 2.5th and 97.5th percentiles
+     */
+    static double[] interval(List<double[]> runs, SplittableRandom random) {
+        double[] draws = new double[RESAMPLES];
+        for (int b = 0; b < RESAMPLES; b++) {
+            draws[b] = median(resample(runs, random));
+        }
+        Arrays.sort(draws);
+        return new double[] {draws[(int) (RESAMPLES * 0.025)], draws[(int) (RESAMPLES * 0.975) - 1]};
+    }
+
+    /**
      * @return one bootstrap sample: as many runs as there are, drawn with replacement (with one run, that one), and
      *     from each run drawn as many of its ratios as it has, drawn with replacement
      */
-    static double[] resample(List<double[]> runs, SplittableRandom random) {
+    private static double[] resample(List<double[]> runs, SplittableRandom random) {
         List<double[]> drawn = new ArrayList<>(runs.size());
         int size = 0;
         for (int i = 0; i < runs.size(); i++) {
