@@ -3,6 +3,7 @@ package io.rpctimer.dubbo;
 import io.rpctimer.retry.CallOutcome;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -31,6 +32,11 @@ import java.util.function.Supplier;
 public final class FailbackCall<R> {
 
     private static final ThreadLocal<FailbackCall<?>> OPEN = new ThreadLocal<>();
+    /**
+     * How many {@link #of} calls run now, on any thread: while none does, {@link #claim} answers without looking up
+     * the thread local (a lookup of a thread local the thread does not have walks its whole probe sequence).
+     */
+    private static final AtomicInteger RUNNING = new AtomicInteger();
 
     private final CompletableFuture<CallOutcome> outcome = new CompletableFuture<>();
     /** Whether a wheelfailback invoker took the handle; written and read on the calling thread only. */
@@ -54,12 +60,14 @@ public final class FailbackCall<R> {
         FailbackCall<R> c = new FailbackCall<>();
         FailbackCall<?> outer = OPEN.get();
         OPEN.set(c);
+        RUNNING.incrementAndGet();
         try {
             c.result = call.get();
         } catch (RuntimeException e) {
             c.failure = e;
             c.outcome.completeExceptionally(e); // no effect when the call already has its outcome (REJECTED)
         } finally {
+            RUNNING.decrementAndGet();
             if (outer == null) {
                 OPEN.remove();
             } else {
@@ -95,6 +103,9 @@ public final class FailbackCall<R> {
      * @return the handle of the call being followed on this thread, or null if none (or it is already taken)
      */
     static CompletableFuture<CallOutcome> claim() {
+        if (RUNNING.get() == 0) {
+            return null;
+        }
         FailbackCall<?> c = OPEN.get();
         if (c == null || c.claimed) {
             return null;

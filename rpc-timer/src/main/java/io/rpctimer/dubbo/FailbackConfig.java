@@ -80,13 +80,15 @@ final class FailbackConfig {
     private final Map<String, RetryPolicy> methodPolicies;
     private final double budgetRatio;
     private final double budgetMinRate;
+    private final boolean timeoutCheckNamed;
 
     private FailbackConfig(RetryPolicy servicePolicy, Map<String, RetryPolicy> methodPolicies, double budgetRatio,
-                           double budgetMinRate) {
+                           double budgetMinRate, boolean timeoutCheckNamed) {
         this.servicePolicy = servicePolicy;
         this.methodPolicies = methodPolicies;
         this.budgetRatio = budgetRatio;
         this.budgetMinRate = budgetMinRate;
+        this.timeoutCheckNamed = timeoutCheckNamed;
     }
 
     /**
@@ -112,7 +114,26 @@ final class FailbackConfig {
         if (budgetRatio == 0 && budgetMinRate == 0) {
             throw minRate.invalid("retries per second > 0 when " + BUDGET_RATIO + " is 0");
         }
-        return new FailbackConfig(servicePolicy, Map.copyOf(methodPolicies), budgetRatio, budgetMinRate);
+        return new FailbackConfig(servicePolicy, Map.copyOf(methodPolicies), budgetRatio, budgetMinRate,
+                namesKey(url, TimeoutCheckFilter.KEY));
+    }
+
+    /** @return whether {@code url} has {@code key}, per reference or per method ({@code <method>.<key>}) */
+    private static boolean namesKey(URL url, String key) {
+        for (String param : url.getParameters().keySet()) {
+            if (param.equals(key) || param.endsWith("." + key)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @return whether the {@code timeoutcheck} filter may be in the chain of this reference's calls: Dubbo activates
+     *         it when the URL has its key, per reference or per method, whatever the value
+     */
+    boolean timeoutCheckNamed() {
+        return timeoutCheckNamed;
     }
 
     /**

@@ -11,7 +11,8 @@ import org.apache.dubbo.rpc.Invocation;
  * and their completion on the thread that completes the reply, which reads what the caller's thread wrote.
  *
  * <p>The filter runs inside the invoker's call, on its thread: the invoker {@link #open}s the hand-off for its
- * invocation, the filter {@link #take}s it if it is open for the invocation it sees, and the invoker
+ * invocation (when the reference's URL names the filter's key, which is what puts the filter in the chain), the
+ * filter {@link #take}s it if it is open for the invocation it sees, else registers its own stage, and the invoker
  * {@link #close}s it when the filter chain returns, with the timeout or null. A call sent from inside another's
  * filter chain on the same thread gets a hand-off of its own and gives the outer one back when it closes.
  *

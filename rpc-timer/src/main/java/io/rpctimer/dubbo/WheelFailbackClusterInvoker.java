@@ -12,6 +12,7 @@ import io.rpctimer.retry.RetryReference;
 import io.rpctimer.wheel.Timeout;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ThreadLocalRandom;
@@ -26,6 +27,7 @@ import org.apache.dubbo.rpc.Result;
 import org.apache.dubbo.rpc.RpcContext;
 import org.apache.dubbo.rpc.RpcException;
 import org.apache.dubbo.rpc.RpcInvocation;
+import org.apache.dubbo.rpc.RpcServiceContext;
 import org.apache.dubbo.rpc.cluster.Directory;
 import org.apache.dubbo.rpc.cluster.LoadBalance;
 import org.apache.dubbo.rpc.cluster.support.AbstractClusterInvoker;
@@ -67,7 +69,9 @@ import org.apache.dubbo.rpc.support.RpcUtils;
  */
 public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
-    private static final String JVM_ID = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
+    /** What every {@code retry.id} this JVM generates starts with: 48 random bits in hex, and a dash. */
+    private static final String RETRY_ID_PREFIX =
+            Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16) + "-";
     private static final AtomicLong CALL_IDS = new AtomicLong();
 
     /** The configuration of the directory's consumer URL now: a configurator may change it. */
@@ -81,6 +85,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     private final FirstAttemptContext firstAttemptContext = new FirstAttemptContext();
     /** Makes what each failed call keeps, sharing what calls of one method have in common. */
     private final PendingInvocations pendingInvocations = new PendingInvocations();
+    /** The service descriptor last asked whether it has stream methods, with its answer; see {@link #isStream}. */
+    private volatile StreamMethods streamMethods = new StreamMethods(null, false);
     /**
      * The service interface, kept from creation: Dubbo 3.1's {@code StaticDirectory} reads it from its first provider
      * invoker, so it throws once the directory is destroyed, which is when the pending calls are handed over.
@@ -148,13 +154,11 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         // only the caller's own client attachment counts (e.g. a business key): Dubbo's ConsumerContextFilter also
         // copies a provider's incoming attachments into its outgoing calls, and with them the upstream retry.id
         Object own = RpcContext.getClientAttachment().getObjectAttachment(WheelFailback.RETRY_ID);
-        invocation.setAttachment(WheelFailback.RETRY_ID,
-                own != null ? String.valueOf(own) : JVM_ID + "-" + CALL_IDS.incrementAndGet());
+        Map<String, Object> attachments = invocation.getObjectAttachments(); // RpcInvocation's own map
+        attachments.put(WheelFailback.RETRY_ID, own != null ? String.valueOf(own) : newRetryId());
         // the original carries no retry.attempt (absent means 0): each attachment costs every call about 250 bytes
         // of decoding and copying on the provider; an upstream one copied in by Dubbo must not pass for this call's
-        if (invocation.getObjectAttachment(WheelFailback.RETRY_ATTEMPT) != null) {
-            invocation.getObjectAttachments().remove(WheelFailback.RETRY_ATTEMPT); // RpcInvocation's own map
-        }
+        attachments.remove(WheelFailback.RETRY_ATTEMPT);
         List<Invoker<T>> invokers;
         try {
             invokers = list(invocation);
@@ -170,6 +174,11 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return firstAttempt(invocation, invokers, loadbalance, handle);
     }
 
+    /** @return a {@code retry.id} no other call of any JVM has: this JVM's random prefix and a count */
+    private static String newRetryId() {
+        return RETRY_ID_PREFIX + CALL_IDS.incrementAndGet();
+    }
+
     @Override
     protected Result doInvoke(Invocation invocation, List<Invoker<T>> invokers, LoadBalance loadbalance)
             throws RpcException {
@@ -179,27 +188,31 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     /** @param handle the caller's {@link FailbackCall} outcome handle, or null */
     private Result firstAttempt(Invocation invocation, List<Invoker<T>> invokers, LoadBalance loadbalance,
                                 CompletableFuture<CallOutcome> handle) throws RpcException {
-        URL consumerUrl = RpcContext.getServiceContext().getConsumerUrl();
+        RpcServiceContext context = RpcContext.getServiceContext();
+        URL consumerUrl = context.getConsumerUrl();
         Invoker<T> invoker = null;
         Result result;
-        // the timeoutcheck filter's timeout of this attempt, if it armed one: cancelled by the reply's stage below
+        // the timeoutcheck filter's timeout of this attempt, if it armed one: cancelled by the reply's stage below;
+        // without the filter's key in the URL the filter is not in the chain, so no hand-off is opened
         Timeout armed;
-        TimeoutHandOff handOff = TimeoutHandOff.open(invocation);
+        TimeoutHandOff handOff = config.get().timeoutCheckNamed() ? TimeoutHandOff.open(invocation) : null;
+        FirstAttemptContext.Remote remote;
         try {
             invoker = select(loadbalance, invocation, invokers, null);
-            result = firstAttemptContext.invoke(invoker, invocation, consumerUrl);
+            remote = firstAttemptContext.remote(invoker);
+            result = firstAttemptContext.invoke(invoker, remote, invocation, consumerUrl, context);
         } catch (RuntimeException e) {
-            cancel(handOff.close()); // a filter threw after timeoutcheck armed: no reply will cancel it
+            cancel(close(handOff)); // a filter threw after timeoutcheck armed: no reply will cancel it
             if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;
             }
             return failBack(invocation, consumerUrl, invoker, e, handle);
         } finally {
-            armed = handOff.close();
+            armed = close(handOff);
         }
         if (result instanceof AsyncRpcResult async && !async.getResponseFuture().isDone() && !isStream(invocation)) {
             // async caller: a failure shows when the future completes; swap in a future that fails back
-            String provider = address(invoker);
+            String provider = remote.address();
             async.setResponseFuture(async.getResponseFuture().handle((response, failure) ->
                     onFirstReply(invocation, consumerUrl, provider, armed, response, failure, handle)));
             return result;
@@ -392,14 +405,43 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
 
     /**
      * Dubbo's Triple tells a stream method by its descriptor's {@code RpcType}: anything but {@code UNARY} is a
-     * stream (its stub returns a {@code StreamObserver} that only the first attempt could have connected).
+     * stream (its stub returns a {@code StreamObserver} that only the first attempt could have connected). A service
+     * without any stream method, the usual case, is answered without looking the method up.
      */
-    private static boolean isStream(Invocation invocation) {
+    private boolean isStream(Invocation invocation) {
         ServiceModel service = invocation.getServiceModel();
         ServiceDescriptor descriptor = service == null ? null : service.getServiceModel();
-        MethodDescriptor method = descriptor == null ? null
-                : descriptor.getMethod(invocation.getMethodName(), invocation.getParameterTypes());
+        if (descriptor == null) {
+            return false;
+        }
+        StreamMethods known = streamMethods;
+        if (known.descriptor() != descriptor) {
+            known = new StreamMethods(descriptor, hasStreamMethod(descriptor));
+            streamMethods = known;
+        }
+        if (!known.any()) {
+            return false;
+        }
+        MethodDescriptor method = descriptor.getMethod(invocation.getMethodName(), invocation.getParameterTypes());
         return method != null && method.getRpcType() != MethodDescriptor.RpcType.UNARY;
+    }
+
+    private static boolean hasStreamMethod(ServiceDescriptor descriptor) {
+        for (MethodDescriptor m : descriptor.getAllMethods()) {
+            if (m.getRpcType() != MethodDescriptor.RpcType.UNARY) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A service descriptor, and whether any of its methods is a stream. */
+    private record StreamMethods(ServiceDescriptor descriptor, boolean any) {
+    }
+
+    /** @return the timeout {@code handOff} holds, or null if it is null or holds none; it is closed */
+    private static Timeout close(TimeoutHandOff handOff) {
+        return handOff == null ? null : handOff.close();
     }
 
     private RetryPolicy policy(Invocation invocation) {

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.BDDMockito.given;
 import static org.mockito.BDDMockito.willReturn;
 import static org.mockito.BDDMockito.willThrow;
@@ -166,6 +167,53 @@ class WheelFailbackClusterInvokerTest {
                 && seen.get(0).contains("Invoker invoke. Target Address: " + host + ":20883"), seen.get(0));
     }
 
+    /**
+     * A method returning a {@code CompletableFuture} gets the same context but no profiler entry of its own: Dubbo's
+     * profiler times such a call only until it is sent. The caller's entry is the current one in the provider.
+     */
+    @Test
+    void futureMethodGetsTheContextWithoutAProfilerEntry() {
+        Invoker<GreetingService> provider = provider(20883);
+        given(provider.getUrl()).willReturn(URL.valueOf("dubbo://127.0.0.1:20883/" + SERVICE
+                + "?remote.application=greeter").setScopeModel(module));
+        List<InvokeContext> seen = new CopyOnWriteArrayList<>();
+        given(provider.invoke(any())).willAnswer(i -> {
+            seen.add(InvokeContext.of(i.getArgument(0)));
+            return ok(i.getArgument(0));
+        });
+        RpcInvocation future = profiledCall();
+        future.setReturnType(java.util.concurrent.CompletableFuture.class);
+        Object callersEntry = future.get(org.apache.dubbo.common.profiler.Profiler.PROFILER_KEY);
+        cluster("", provider).invoke(future);
+        InvokeContext c = seen.get(0);
+        assertEquals(new java.net.InetSocketAddress("127.0.0.1", 20883), c.remoteAddress());
+        assertEquals("greeter", c.remoteApplication());
+        assertEquals(1, c.invoked());
+        assertEquals("call (test)", c.profiled().get(0), "the caller's own entry is the current one");
+        assertSame(callersEntry, future.get(org.apache.dubbo.common.profiler.Profiler.PROFILER_KEY));
+    }
+
+    /**
+     * The provider's URL is read by identity: when a provider at the same address comes back with another URL (here
+     * another application), the next call's context has the new one.
+     */
+    @Test
+    void firstAttemptContextFollowsANewUrlOfTheSameAddress() {
+        Invoker<GreetingService> provider = provider(20883);
+        List<String> applications = new CopyOnWriteArrayList<>();
+        given(provider.invoke(any())).willAnswer(i -> {
+            applications.add(RpcContext.getServiceContext().getRemoteApplicationName());
+            return ok(i.getArgument(0));
+        });
+        WheelFailbackClusterInvoker<GreetingService> wheel = cluster("", provider);
+        for (String application : List.of("greeter", "greeter", "greeter-v2")) {
+            given(provider.getUrl()).willReturn(URL.valueOf("dubbo://127.0.0.1:20883/" + SERVICE
+                    + "?remote.application=" + application).setScopeModel(module));
+            wheel.invoke(call("sayHello"));
+        }
+        assertEquals(List.of("greeter", "greeter", "greeter-v2"), applications);
+    }
+
     /** What a provider invoker finds of its call's context. */
     private record InvokeContext(String invoker, Object remoteAddress, String remoteApplication, int invoked,
                                  List<String> profiled) {
@@ -176,7 +224,8 @@ class WheelFailbackClusterInvokerTest {
                     inv.get(org.apache.dubbo.common.profiler.Profiler.PROFILER_KEY);
             return new InvokeContext(String.valueOf(context.getInvoker().getUrl()), context.getRemoteAddress(),
                     context.getRemoteApplicationName(), inv.getInvokedInvokers().size(),
-                    List.of(entry.getMessage(), entry.getParent().getMessage()));
+                    entry.getParent() == null ? List.of(entry.getMessage())
+                            : List.of(entry.getMessage(), entry.getParent().getMessage()));
         }
     }
 
@@ -674,12 +723,32 @@ class WheelFailbackClusterInvokerTest {
         assertTrue(events.isEmpty());
     }
 
+    /**
+     * A unary method of a service that also has stream methods fails back, in a service descriptor the invoker has
+     * already asked about a stream method: only the stream methods are excluded.
+     */
+    @Test
+    void unaryMethodOfAServiceWithStreamsFailsBack() {
+        RpcInvocation stream = streamCall(org.apache.dubbo.rpc.model.MethodDescriptor.RpcType.BI_STREAM);
+        org.apache.dubbo.rpc.model.MethodDescriptor unary = mock(org.apache.dubbo.rpc.model.MethodDescriptor.class);
+        given(unary.getRpcType()).willReturn(org.apache.dubbo.rpc.model.MethodDescriptor.RpcType.UNARY);
+        given(stream.getServiceModel().getServiceModel().getMethod(eq("notify"), any(Class[].class)))
+                .willReturn(unary);
+        given(providerA.invoke(any())).willThrow(TIMEOUT);
+        WheelFailbackClusterInvoker<GreetingService> cluster = cluster("", providerA);
+        assertSame(TIMEOUT, assertThrows(RpcException.class, () -> cluster.invoke(stream)));
+        cluster.invoke(new RpcInvocation(stream.getServiceModel(), "notify", SERVICE, "",
+                new Class<?>[] {String.class}, new Object[] {"x"}));
+        assertEquals(1, timer.retries().size(), "the unary call failed back");
+    }
+
     private RpcInvocation streamCall(org.apache.dubbo.rpc.model.MethodDescriptor.RpcType type) {
         org.apache.dubbo.rpc.model.MethodDescriptor method = mock(org.apache.dubbo.rpc.model.MethodDescriptor.class);
         given(method.getRpcType()).willReturn(type);
         org.apache.dubbo.rpc.model.ServiceDescriptor descriptor =
                 mock(org.apache.dubbo.rpc.model.ServiceDescriptor.class);
-        given(descriptor.getMethod(any(String.class), any(Class[].class))).willReturn(method);
+        given(descriptor.getMethod(eq("chat"), any(Class[].class))).willReturn(method);
+        given(descriptor.getAllMethods()).willReturn(java.util.Set.of(method));
         ServiceModel serviceModel = mock(ServiceModel.class);
         given(serviceModel.getModuleModel()).willReturn(module);
         given(serviceModel.getServiceModel()).willReturn(descriptor);

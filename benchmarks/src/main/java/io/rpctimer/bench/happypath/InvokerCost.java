@@ -113,8 +113,9 @@ public final class InvokerCost {
                 providers.add(p);
                 invokers.add(filter == null ? p : new Filtered(p, filter));
             }
-            URL url = URL.valueOf("consumer://127.0.0.1/" + SERVICE + "?interface=" + SERVICE + "&timeout=1000")
-                    .setScopeModel(module);
+            // the reference's URL names the filter's key too, as a reference configured with it does
+            URL url = URL.valueOf("consumer://127.0.0.1/" + SERVICE + "?interface=" + SERVICE + "&timeout=1000"
+                    + (filter == null ? "" : "&" + TimeoutCheckFilter.KEY + "=true")).setScopeModel(module);
             this.invoker = cluster.join(new StaticDirectory<>(url, invokers), false);
         }
 
