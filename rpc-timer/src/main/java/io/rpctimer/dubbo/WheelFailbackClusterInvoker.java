@@ -206,7 +206,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;
             }
-            return failBack(invocation, consumerUrl, invoker, e, handle);
+            return failBack(invocation, consumerUrl, address(invoker), e, handle);
         } finally {
             armed = close(handOff);
         }
@@ -218,11 +218,11 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             return result;
         }
         cancel(armed); // the reply is already here
-        return onReplyHere(invocation, consumerUrl, invoker, result, handle);
+        return onReplyHere(invocation, consumerUrl, remote.address(), result, handle);
     }
 
     /** The first attempt's reply came with the result (a sync call, or an async one already done): classify it. */
-    private Result onReplyHere(Invocation invocation, URL consumerUrl, Invoker<T> invoker, Result result,
+    private Result onReplyHere(Invocation invocation, URL consumerUrl, String provider, Result result,
                                CompletableFuture<CallOutcome> handle) {
         if (isStream(invocation)) {
             if (handle != null) {
@@ -237,17 +237,17 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                 // here result.hasException() would itself throw
                 Throwable failure = Failures.unwrap(reply.handle((r, t) -> t).join());
                 if (!policy(invocation).retries(failure, Failures.isRpcFailureOfFuture(failure))) {
-                    firstAttemptEnded(invocation, address(invoker), failure, handle);
+                    firstAttemptEnded(invocation, provider, failure, handle);
                     return result;
                 }
-                return failBack(invocation, consumerUrl, invoker, failure, handle);
+                return failBack(invocation, consumerUrl, provider, failure, handle);
             }
         }
         Throwable failure = result.hasException() ? result.getException() : null;
         if (failure != null && policy(invocation).retries(failure, Failures.isRpcFailureInResult(failure))) {
-            return failBack(invocation, consumerUrl, invoker, failure, handle);
+            return failBack(invocation, consumerUrl, provider, failure, handle);
         }
-        firstAttemptEnded(invocation, address(invoker), failure, handle);
+        firstAttemptEnded(invocation, provider, failure, handle);
         return result;
     }
 
@@ -296,9 +296,10 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return new AppResponse(invocation);
     }
 
-    private Result failBack(Invocation invocation, URL consumerUrl, Invoker<T> tried, Throwable failure,
+    /** @param provider the address of the provider tried, or null if none was */
+    private Result failBack(Invocation invocation, URL consumerUrl, String provider, Throwable failure,
                             CompletableFuture<CallOutcome> handle) {
-        RpcException rejected = startRetrying(invocation, consumerUrl, address(tried), failure, handle);
+        RpcException rejected = startRetrying(invocation, consumerUrl, provider, failure, handle);
         if (rejected != null) {
             throw rejected;
         }
