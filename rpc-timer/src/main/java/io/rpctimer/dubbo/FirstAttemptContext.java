@@ -3,9 +3,10 @@ package io.rpctimer.dubbo;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.dubbo.common.URL;
+import org.apache.dubbo.common.profiler.Profiler;
+import org.apache.dubbo.common.profiler.ProfilerEntry;
 import org.apache.dubbo.common.profiler.ProfilerSwitch;
 import org.apache.dubbo.rpc.Invocation;
-import org.apache.dubbo.rpc.InvocationProfilerUtils;
 import org.apache.dubbo.rpc.Invoker;
 import org.apache.dubbo.rpc.Result;
 import org.apache.dubbo.rpc.RpcServiceContext;
@@ -54,21 +55,32 @@ final class FirstAttemptContext {
                       RpcServiceContext context) {
         Invoker<?> origin = context.getInvoker();
         context.setInvoker(invoker).setConsumerUrl(consumerUrl);
-        boolean profiled = ProfilerSwitch.isEnableSimpleProfiler() && !RpcUtils.isReturnTypeFuture(invocation);
+        ProfilerEntry entry = ProfilerSwitch.isEnableSimpleProfiler() && !RpcUtils.isReturnTypeFuture(invocation)
+                ? enterProfiler(invocation, remote.profilerMessage()) : null;
         try {
-            if (profiled) {
-                InvocationProfilerUtils.enterProfiler(invocation, remote.profilerMessage());
-            }
             DubboCompat.addInvokedInvoker(invocation, invoker);
             context.setRemoteAddress(remote.socket());
             context.setRemoteApplicationName(remote.application());
             return invoker.invoke(invocation);
         } finally {
             context.setInvoker(origin);
-            if (profiled) {
-                InvocationProfilerUtils.releaseSimpleProfiler(invocation);
+            if (entry != null) {
+                invocation.put(Profiler.PROFILER_KEY, Profiler.release(entry));
             }
         }
+    }
+
+    /**
+     * Dubbo's {@code InvocationProfilerUtils.enterProfiler}, returning the entry it opened (null when the call has no
+     * profiler) so that the release need not look it up again.
+     */
+    private static ProfilerEntry enterProfiler(Invocation invocation, String message) {
+        if (invocation.get(Profiler.PROFILER_KEY) instanceof ProfilerEntry parent) {
+            ProfilerEntry entry = Profiler.enter(parent, message);
+            invocation.put(Profiler.PROFILER_KEY, entry);
+            return entry;
+        }
+        return null;
     }
 
     /** @return what a call to {@code invoker} needs of its provider */

@@ -9,6 +9,7 @@ import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.constants.CommonConstants;
 import org.apache.dubbo.common.extension.Activate;
 import org.apache.dubbo.rpc.AsyncRpcResult;
+import org.apache.dubbo.rpc.Constants;
 import org.apache.dubbo.rpc.Filter;
 import org.apache.dubbo.rpc.InvokeMode;
 import org.apache.dubbo.rpc.Invocation;
@@ -16,6 +17,7 @@ import org.apache.dubbo.rpc.Invoker;
 import org.apache.dubbo.rpc.Result;
 import org.apache.dubbo.rpc.RpcContext;
 import org.apache.dubbo.rpc.RpcException;
+import org.apache.dubbo.rpc.RpcInvocation;
 import org.apache.dubbo.rpc.support.RpcUtils;
 
 /**
@@ -52,10 +54,12 @@ public class TimeoutCheckFilter implements Filter {
      * What the filter does for one method of one provider URL. Immutable, so a slot may be read and written without
      * a lock.
      *
+     * @param async         whether the URL makes the method async ({@code async}, per method or reference)
      * @param timeoutMillis the method's timeout from the URL, in milliseconds; unused when off
      * @param onTimeout     makes the method's timeout exception; null when the filter is off for the method
      */
-    private record Setting(URL url, String method, long timeoutMillis, LongFunction<RpcException> onTimeout) {
+    private record Setting(URL url, String method, boolean async, long timeoutMillis,
+                           LongFunction<RpcException> onTimeout) {
 
         boolean on() {
             return onTimeout != null;
@@ -80,12 +84,9 @@ public class TimeoutCheckFilter implements Filter {
     @Override
     public Result invoke(Invoker<?> invoker, Invocation invocation) throws RpcException {
         URL url = invoker.getUrl();
-        if (RpcUtils.getInvokeMode(url, invocation) == InvokeMode.SYNC) {
-            return invoker.invoke(invocation);
-        }
         String method = RpcUtils.getMethodName(invocation);
         Setting setting = setting(invoker, url, method);
-        if (!setting.on()) {
+        if (!setting.on() || sync(invocation, setting)) {
             return invoker.invoke(invocation);
         }
         // read before invoking: an async AsyncRpcResult clears the caller's RpcContext. A call's own timeout
@@ -96,6 +97,20 @@ public class TimeoutCheckFilter implements Filter {
             watch(async, url, invocation, setting.onTimeout(), timeoutMillis);
         }
         return result;
+    }
+
+    /**
+     * @return whether the call is sync, as {@code RpcUtils.getInvokeMode} answers it, with the URL's {@code async}
+     *     read from {@code setting}: below the cluster Dubbo has not yet set the invocation's mode on a first attempt
+     */
+    private static boolean sync(Invocation invocation, Setting setting) {
+        InvokeMode mode = invocation instanceof RpcInvocation rpc ? rpc.getInvokeMode() : null;
+        if (mode != null) {
+            return mode == InvokeMode.SYNC;
+        }
+        return !RpcUtils.isReturnTypeFuture(invocation)
+                && !setting.async()
+                && !Boolean.TRUE.toString().equals(invocation.getAttachment(Constants.ASYNC_KEY));
     }
 
     /**
@@ -115,10 +130,10 @@ public class TimeoutCheckFilter implements Filter {
     }
 
     /**
-     * @return what the filter does for {@code method} of {@code url}: off, or on with the method's timeout from the
-     *     URL (method, then reference, then consumer, else Dubbo's default). Looked up in the URL once per URL and
-     *     method: Dubbo's provider URLs resolve a method parameter through several maps, and this runs on every
-     *     async call.
+     * @return what the filter does for {@code method} of {@code url}: off, or on with whether the URL makes the method
+     *     async and the method's timeout from the URL (method, then reference, then consumer, else Dubbo's default).
+     *     Looked up in the URL once per URL and method: Dubbo's provider URLs resolve a method parameter through
+     *     several maps, and this runs on every call.
      */
     private Setting setting(Invoker<?> invoker, URL url, String method) {
         int hash = (System.identityHashCode(url) * 31 + method.hashCode()) * 0x9E3779B9;
@@ -140,11 +155,11 @@ public class TimeoutCheckFilter implements Filter {
 
     private static Setting lookUp(Invoker<?> invoker, URL url, String method) {
         if (!url.getMethodParameter(method, KEY, false)) {
-            return new Setting(url, method, 0, null);
+            return new Setting(url, method, false, 0, null);
         }
         String prefix = "timeoutcheck: " + invoker.getInterface().getName() + "." + method + "() to "
                 + url.getAddress() + " timed out after ";
-        return new Setting(url, method,
+        return new Setting(url, method, url.getMethodParameter(method, Constants.ASYNC_KEY, false),
                 url.getMethodPositiveParameter(method, CommonConstants.TIMEOUT_KEY, CommonConstants.DEFAULT_TIMEOUT),
                 ms -> new RpcException(RpcException.TIMEOUT_EXCEPTION, prefix + ms + " ms"));
     }

@@ -185,6 +185,43 @@ class TimeoutCheckFilterTest {
         assertEquals(holders, SharedWheelTimer.holders(), "a sync call borrowed the wheel");
     }
 
+    /**
+     * Below the cluster Dubbo has not set a first attempt's invoke mode yet: the filter tells a sync call as Dubbo
+     * will, from the call's return type, its {@code async} attachment and the URL's {@code async}, and leaves only
+     * sync calls alone.
+     */
+    @Test
+    void callWithoutAnInvokeModeIsReadAsDubboWillSetIt() {
+        filter.invoke(invoker, call("sayHello", null));
+        RpcInvocation attached = call("sayHello", null);
+        attached.setAttachment("async", "true");
+        filter.invoke(invoker, attached);
+        RpcInvocation future = call("sayHello", null);
+        future.setReturnType(CompletableFuture.class);
+        filter.invoke(invoker, future);
+        filter.invoke(invokerWith("timeoutcheck=true&sayHello.async=true"), call("sayHello", null));
+        filter.invoke(invokerWith("timeoutcheck=true&async=true"), call("notify", null));
+
+        assertFalse(watched(returnedBelow.get(0)), "a sync call got a wheel timeout");
+        assertTrue(watched(returnedBelow.get(1)), "async by attachment");
+        assertTrue(watched(returnedBelow.get(2)), "a CompletableFuture method");
+        assertTrue(watched(returnedBelow.get(3)), "async by the method's URL parameter");
+        assertTrue(watched(returnedBelow.get(4)), "async by the reference's URL parameter");
+    }
+
+    /** Sync calls, the most common kind, read the URL once per URL and method too. */
+    @Test
+    void syncCallsReadTheUrlOncePerMethod() {
+        CountingUrl url = new CountingUrl(20000);
+        Invoker<GreetingService> to = answeringAt(url);
+        for (int i = 0; i < 3; i++) {
+            filter.invoke(to, call("sayHello", null));
+            filter.invoke(to, call("notify", InvokeMode.SYNC));
+        }
+        assertEquals(Map.of("sayHello.timeoutcheck", 1, "sayHello.async", 1, "notify.timeoutcheck", 1,
+                "notify.async", 1), url.reads());
+    }
+
     /** The URL's timeout is looked up once per URL and method; a call's own timeout attachment still wins, per call. */
     @Test
     void callsOwnTimeoutWinsOverTheUrlsForThatCallOnly() {
@@ -221,8 +258,10 @@ class TimeoutCheckFilterTest {
                 fresh.invoke(toB, inv);
             }
             fresh.destroy();
-            assertEquals(1, a.reads.get(), "reads of " + a.getAddress() + " (pair " + pair + ")");
-            assertEquals(1, b.reads.get(), "reads of " + b.getAddress() + " (pair " + pair + ")");
+            assertEquals(Map.of("sayHello.timeoutcheck", 1, "sayHello.async", 1), a.reads(),
+                    "reads of " + a.getAddress() + " (pair " + pair + ")");
+            assertEquals(Map.of("sayHello.timeoutcheck", 1, "sayHello.async", 1), b.reads(),
+                    "reads of " + b.getAddress() + " (pair " + pair + ")");
         }
     }
 
@@ -303,8 +342,9 @@ class TimeoutCheckFilterTest {
     }
 
     /** A provider URL that counts how often the filter asks it whether it is on. */
+    /** A URL that counts the filter's reads of its boolean method parameters, by method and key. */
     private static final class CountingUrl extends URL {
-        final AtomicInteger reads = new AtomicInteger();
+        private final Map<String, Integer> reads = new ConcurrentHashMap<>();
 
         CountingUrl(int port) {
             super("dubbo", "127.0.0.1", port, GreetingService.class.getName(), Map.of("timeoutcheck", "true"));
@@ -312,8 +352,12 @@ class TimeoutCheckFilterTest {
 
         @Override
         public boolean getMethodParameter(String method, String key, boolean defaultValue) {
-            reads.incrementAndGet();
+            reads.merge(method + "." + key, 1, Integer::sum);
             return super.getMethodParameter(method, key, defaultValue);
+        }
+
+        Map<String, Integer> reads() {
+            return Map.copyOf(reads);
         }
     }
 

@@ -155,7 +155,14 @@ class WheelFailbackClusterInvokerTest {
         WheelFailbackClusterInvoker<GreetingService> wheel = cluster("", provider);
         for (Invoker<GreetingService> cluster : List.of(failover, wheel, wheel)) {
             RpcContext.getServiceContext().setInvoker(null).setRemoteAddress(null);
-            cluster.invoke(profiledCall());
+            RpcInvocation call = profiledCall();
+            Object callersEntry = call.get(org.apache.dubbo.common.profiler.Profiler.PROFILER_KEY);
+            cluster.invoke(call);
+            assertSame(callersEntry, call.get(org.apache.dubbo.common.profiler.Profiler.PROFILER_KEY),
+                    "the caller's profiler entry is current again");
+            var attempt = ((org.apache.dubbo.common.profiler.ProfilerEntry) callersEntry).getSub().get(0);
+            assertTrue(attempt.getEndTime() != 0 && attempt.getEndTime() - attempt.getStartTime() >= 0,
+                    "the attempt's profiler entry is ended");
             assertNull(RpcContext.getServiceContext().getInvoker(), "the caller's invoker is restored");
             assertEquals(new java.net.InetSocketAddress(host, 20883), RpcContext.getServiceContext().getRemoteAddress(),
                     "the caller sees the provider's address after the call");
