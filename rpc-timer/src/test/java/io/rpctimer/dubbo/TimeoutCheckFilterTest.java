@@ -341,8 +341,7 @@ class TimeoutCheckFilterTest {
         };
     }
 
-    /** A provider URL that counts how often the filter asks it whether it is on. */
-    /** A URL that counts the filter's reads of its boolean method parameters, by method and key. */
+    /** A provider URL that counts the filter's reads of its boolean method parameters, by method and key. */
     private static final class CountingUrl extends URL {
         private final Map<String, Integer> reads = new ConcurrentHashMap<>();
 
