@@ -13,18 +13,15 @@ import io.rpctimer.wheel.Timer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -68,9 +65,10 @@ import java.util.function.LongSupplier;
  * written: the call is removed at its outcome and never reported refused; its first fence waits for the write's
  * outcome. A call whose payload could not be serialized (a null {@code journalPayload}) is retried in memory,
  * counted in {@link LifecycleState#unpersistable()} and logged once per method. A remove that fails is tried again
- * ({@value #REMOVE_ATTEMPTS} times in all, backing off from 1 s to 60 s) while the reference lives; one that never
- * takes leaves the entry behind: a later start sends that call again, with the same {@code retry.id} (at least once,
- * never lost).
+ * (ten times in all, backing off from 1 s to 60 s) while the reference lives; one that never takes leaves the entry
+ * behind: a later start sends that call again, with the same {@code retry.id} (at least once, never lost). The
+ * appends, the removes and where a call handed over is kept are {@code CallJournaling}'s; the fences, claims and
+ * releases are this class's.
  *
  * <h3>Caveats</h3>
  * The wheel does not order retries due in the same tick; the budget's queue keeps the order in which they reached
@@ -90,9 +88,6 @@ public final class RetryReference<P> {
 
     /** How long a send waits before it tries again, when the lease or a journal write's outcome is not settled. */
     static final long DEFER_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /** A remove the store refused is tried again after 1 s, then 2, 4, ... at most 60 s apart, this often in all. */
-    static final int REMOVE_ATTEMPTS = 10;
-    private static final long REMOVE_MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final String application;
     private final String serviceKey;
@@ -100,7 +95,6 @@ public final class RetryReference<P> {
     private final Function<String, RetryPolicy> policies;
     private final AttemptSender<P> sender;
     private final PayloadDecoder<P> decoder;
-    private final HandOverSink<P> handOverSink;
     private final java.util.function.BooleanSupplier alive;
     private final Executor executor;
     private final Timer timer;
@@ -110,6 +104,8 @@ public final class RetryReference<P> {
     private final DeadLetters deadLetters;
     private final BudgetGate gate;
     private final ParkedCalls parked;
+    /** What this reference's calls are in the journal: appends, removes, where a call handed over is kept. */
+    private final CallJournaling<P> journaling;
     /** Per-reference counts of what {@link #sink} reports; written by the lifecycle. */
     final RetryCounters counters = new RetryCounters();
 
@@ -117,10 +113,7 @@ public final class RetryReference<P> {
     private final AtomicInteger pending = new AtomicInteger();
     /** The places under the cap, for the hand-outs of the journal: they take theirs before they ask. */
     private final CapPlaces places = new CapPlaces();
-    /** How often a graceful stop tries a journal that is down again. */
-    private static final long CLOSE_JOURNAL_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     private final LongAdder deferred = new LongAdder();
-    private final Set<String> unpersistableMethods = ConcurrentHashMap.newKeySet();
     private volatile int maxPending;
     private volatile OverflowPolicy overflow;
     private volatile boolean closed;
@@ -132,7 +125,6 @@ public final class RetryReference<P> {
         this.policies = b.policies;
         this.sender = b.sender;
         this.decoder = b.decoder;
-        this.handOverSink = b.handOverSink;
         this.alive = b.alive;
         this.executor = b.executor == null ? shared.executor() : b.executor;
         this.timer = shared.timer();
@@ -143,6 +135,8 @@ public final class RetryReference<P> {
         this.maxPending = b.maxPending;
         this.overflow = b.overflow;
         this.gate = new BudgetGate(b.budget, timer, c -> dispatch(cast(c)));
+        this.journaling = new CallJournaling<>(this, application, journal, sink, timer, clockMillis, b.handOverSink,
+                () -> closed);
         this.parked = new ParkedCalls(journal, serviceKey, executor, timer, places, () -> maxPending,
                 this::scheduleAll);
     }
@@ -177,7 +171,7 @@ public final class RetryReference<P> {
             pending.decrementAndGet();
             return overflow(call, journalPayload, delayNanos, failure);
         }
-        Appended appended = append(call, journalPayload, delayNanos, false);
+        Appended appended = journaling.append(call, journalPayload, delayNanos, false);
         if (appended.kind() == Appended.Kind.DUPLICATE) {
             pending.decrementAndGet();
             return refuse(call, failure, duplicate(call), true);
@@ -189,7 +183,7 @@ public final class RetryReference<P> {
             return refuse(call, failure, "the retry journal refused it, so it would not survive a crash of this"
                     + " process (failback.store.down=reject)", true);
         }
-        journaled(call, appended);
+        CallJournaling.journaled(call, appended);
         if (storeRefused) {
             call.unjournaled = journalPayload; // failback.store.down=memory: durable again once the journal works
         }
@@ -210,7 +204,7 @@ public final class RetryReference<P> {
         if (policy == OverflowPolicy.SPILL && journal.present()) {
             CallKey key = call.key();
             parked.expect(key, call.handle); // before the append: an unpark may take the call once it is written
-            Appended appended = append(call, journalPayload, delayNanos, true);
+            Appended appended = journaling.append(call, journalPayload, delayNanos, true);
             switch (appended.kind()) {
                 case WRITTEN, MAYBE -> {
                     parked.parked();
@@ -267,60 +261,6 @@ public final class RetryReference<P> {
         return "a call with retry.id=" + call.retryId() + " of " + call.method() + "() is pending already";
     }
 
-    private Appended append(RetryCall<P> call, byte[] journalPayload, long delayNanos, boolean park) {
-        if (!journal.present()) {
-            return Appended.NOT_WRITTEN;
-        }
-        if (journalPayload == null) {
-            sink.unpersistable(this, call.method(), unpersistableMethods.add(call.method()));
-            return Appended.NOT_WRITTEN;
-        }
-        long due = call.createdEpochMillis() + TimeUnit.NANOSECONDS.toMillis(delayNanos);
-        return journal.append(entry(call, journalPayload, 1, due), park);
-    }
-
-    private RetryJournalEntry entry(RetryCall<P> call, byte[] payload, int attempt, long dueEpochMillis) {
-        return new RetryJournalEntry(call.retryId(), application, serviceKey, call.method(), payload, attempt,
-                dueEpochMillis, call.lastProvider(), call.lastFailure(), call.createdEpochMillis());
-    }
-
-    /**
-     * Offers a call the journal does not hold to it again, once the journal works: a call whose append failed in an
-     * outage becomes durable again. Blocks for at most the journal's write timeout, and only while the journal's
-     * last operation succeeded.
-     *
-     * @param attempt the retry the call has pending
-     */
-    private void rejournal(RetryCall<P> call, int attempt) {
-        if (call.unjournaled != null && journal.working()) {
-            appendAgain(call, attempt);
-        }
-    }
-
-    /** @return false if the journal did not take the call whose append failed; true if it did, or has its key */
-    private boolean appendAgain(RetryCall<P> call, int attempt) {
-        Appended appended = journal.append(entry(call, call.unjournaled, attempt, clockMillis.getAsLong()), false);
-        if (appended.kind() == Appended.Kind.NOT_WRITTEN) {
-            return false;
-        }
-        call.unjournaled = null;
-        if (appended.kind() != Appended.Kind.DUPLICATE) { // a row of the same key that is not this call: leave it
-            journaled(call, appended);
-        }
-        return true;
-    }
-
-    private static void journaled(RetryCall<?> call, Appended appended) {
-        switch (appended.kind()) {
-            case WRITTEN -> call.journaled = Journaled.YES;
-            case MAYBE -> {
-                call.appendResolution = appended.resolution();
-                call.journaled = Journaled.MAYBE;
-            }
-            default -> call.journaled = Journaled.NO;
-        }
-    }
-
     /** Puts the call's next retry on the wheel; a stopped wheel means the application is closing: hand over. */
     private void arm(RetryCall<P> call, long delayNanos) {
         try {
@@ -371,9 +311,9 @@ public final class RetryReference<P> {
             return;
         }
         if (call.journaled == Journaled.NO) {
-            rejournal(call, attempt);
+            journaling.rejournal(call, attempt);
         }
-        if (call.journaled == Journaled.MAYBE && !settle(call)) {
+        if (call.journaled == Journaled.MAYBE && !CallJournaling.settle(call)) {
             defer(call, attempt); // its append may yet commit: no send before the journal knows
             return;
         }
@@ -396,18 +336,6 @@ public final class RetryReference<P> {
         long askedNanos = System.nanoTime();
         journal.fence(call.key(), attempt, nextDue, call.lastProvider(), call.lastFailure())
                 .thenAccept(verdict -> onExecutor(() -> fenced(call, attempt, verdict, askedNanos)));
-    }
-
-    /** @return false while a MAYBE call's append has no known outcome; otherwise makes the call YES or NO */
-    private static boolean settle(RetryCall<?> call) {
-        CompletableFuture<Boolean> r = call.appendResolution.toCompletableFuture();
-        if (!r.isDone()) {
-            return false;
-        }
-        if (!r.isCompletedExceptionally()) {
-            call.journaled = r.join() ? Journaled.YES : Journaled.NO;
-        }
-        return true; // an outcome that will never be known stays MAYBE: its fence decides
     }
 
     /** @param askedNanos when the fence was asked for ({@link System#nanoTime()}): its verdict holds from then on */
@@ -534,7 +462,7 @@ public final class RetryReference<P> {
     }
 
     /** @return the retry a new owner of the call would send next: the one in flight, or the one after the last */
-    private static int pendingAttempt(RetryCall<?> call) {
+    static int pendingAttempt(RetryCall<?> call) {
         return call.state() == IN_FLIGHT ? call.attempt() : call.attempt() + 1;
     }
 
@@ -551,7 +479,7 @@ public final class RetryReference<P> {
         boolean wasPending = unlist(call);
         Throwable reported = failure;
         if (type == RetryEvent.Type.HANDED_OVER && custody == null) {
-            Kept kept = keep(call, attempt);
+            CallJournaling.Kept kept = journaling.keep(call, attempt);
             custody = kept.custody();
             reported = kept.failure();
         }
@@ -559,7 +487,7 @@ public final class RetryReference<P> {
         if (type == RetryEvent.Type.ABANDONED && attempt > 0) {
             deadLetters.abandoned(call, attempt, provider, failure, text); // a dead letter, or removed
         } else if (type != RetryEvent.Type.HANDED_OVER && call.journaled != Journaled.NO) {
-            remove(call.key(), type, 0);
+            journaling.remove(call.key(), type);
         }
         sink.step(type, call, attempt, provider, 0, reported, text, custody);
         if (call.handle != null) {
@@ -570,50 +498,6 @@ public final class RetryReference<P> {
             parked.maybeUnpark();
         }
         return type == RetryEvent.Type.HANDED_OVER ? custody : null;
-    }
-
-    /**
-     * Removes an ended call from the journal. A remove the store refused (down, or slower than the write timeout) is
-     * tried again, backing off, while this reference lives: a row left behind would be sent again at the next start.
-     */
-    private void remove(CallKey key, RetryEvent.Type outcome, int failures) {
-        journal.remove(key, outcome).thenAccept(settled -> {
-            if (settled || closed || failures + 1 >= REMOVE_ATTEMPTS) {
-                return;
-            }
-            long delayNanos = Math.min(REMOVE_MAX_BACKOFF_NANOS, DEFER_NANOS << Math.min(failures, 20));
-            try {
-                timer.newTimeout(t -> remove(key, outcome, failures + 1), delayNanos, TimeUnit.NANOSECONDS);
-            } catch (IllegalStateException | RejectedExecutionException e) {
-                // the wheel stopped: the application is closing, and the next start sends the call again
-            }
-        });
-    }
-
-    private record Kept(Custody custody, Throwable failure) {
-    }
-
-    /** Where a call handed over by this instance stays: the journal, or the hand-over sink. */
-    private Kept keep(RetryCall<P> call, int pendingAttempt) {
-        if (call.journaled == Journaled.NO) {
-            rejournal(call, pendingAttempt); // appended now if its append failed in an outage that is over
-        }
-        if (call.journaled == Journaled.MAYBE) {
-            settle(call);
-        }
-        if (call.journaled == Journaled.YES) {
-            return new Kept(Custody.JOURNAL, null);
-        }
-        Custody inJournal = call.journaled == Journaled.MAYBE ? Custody.JOURNAL_UNCONFIRMED : null;
-        if (handOverSink == null) {
-            return new Kept(inJournal != null ? inJournal : Custody.NOWHERE, null);
-        }
-        try {
-            handOverSink.handOver(call);
-            return new Kept(inJournal != null ? inJournal : Custody.RETRY_STORE, null);
-        } catch (Exception e) {
-            return new Kept(inJournal != null ? inJournal : Custody.NOWHERE, e);
-        }
     }
 
     // ------------------------------------------------------------------ resume and unpark
@@ -849,20 +733,7 @@ public final class RetryReference<P> {
      * most applications ends with the process.
      */
     void journalBeforeClose(long deadlineNanos) {
-        if (!journal.present()) {
-            return;
-        }
-        for (RetryCall<P> call : calls.snapshot()) {
-            while (call.journaled == Journaled.NO && call.unjournaled != null && call.state() != ENDED) {
-                if (appendAgain(call, pendingAttempt(call))) {
-                    break;
-                }
-                if (System.nanoTime() - deadlineNanos >= 0) {
-                    return; // the journal stayed down: the rest go to the hand-over sink
-                }
-                LockSupport.parkNanos(CLOSE_JOURNAL_POLL_NANOS);
-            }
-        }
+        journaling.beforeClose(calls.snapshot(), deadlineNanos);
     }
 
     /**
