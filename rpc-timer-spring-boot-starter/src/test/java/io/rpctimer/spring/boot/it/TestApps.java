@@ -62,14 +62,16 @@ public final class TestApps {
 
     /**
      * Registers a consumer's properties: {@link #common}, the database as its {@code DataSource}, the Actuator's
-     * {@code health} and {@code failback} over HTTP with details, then {@code extra}.
+     * {@code health} and {@code failback} over HTTP with details, Tomcat's working directory under {@code target}
+     * (by default a directory in the system's temporary directory that outlives the JVM), then {@code extra}.
      */
     public static void consumer(DynamicPropertyRegistry registry, String application, Infrastructure infrastructure,
                                 String... extra) {
         List<String> all = common(application, infrastructure.zooKeeper());
         all.addAll(infrastructure.dataSource());
         all.addAll(List.of("management.endpoints.web.exposure.include=health,failback",
-                "management.endpoint.health.show-details=always"));
+                "management.endpoint.health.show-details=always",
+                "server.tomcat.basedir=target/tomcat"));
         all.addAll(List.of(extra));
         register(registry, all);
     }
