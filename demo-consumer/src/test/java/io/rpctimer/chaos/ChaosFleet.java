@@ -65,9 +65,8 @@ final class ChaosFleet implements AutoCloseable {
 
         /**
          * Starts the next incarnation, its clock shifted by {@code skewMillis}, and waits until it is ready. A consumer
-         * cannot start while its journal's database is down (its first reference fails, naming the store), and a
-         * restart may meet a database restart: an incarnation that ends before it is ready is followed by another,
-         * {@value #START_TRIES} in all.
+         * starts while its journal's database is down (the journal opens once it answers); an incarnation that ends
+         * before it is ready for any other reason is followed by another, {@value #START_TRIES} in all.
          */
         synchronized void start(long skewMillis) throws IOException {
             for (int tries = 1; ; tries++) {

@@ -116,6 +116,58 @@ class JournalDownFaultIT {
         }
     }
 
+    /**
+     * The journal's database is down when the consumer process starts (a restart during a database outage, or a
+     * rolling deploy that meets a database restart): the process starts, its failed calls are kept in memory
+     * ({@code failback.store.down=memory}), and once the database answers the journal opens at the next claim, takes
+     * every call again (each is appended at its next attempt) and, when the providers recover, every call runs exactly
+     * once and leaves no row behind.
+     */
+    @Test
+    @Timeout(300)
+    void aConsumerStartsWhileTheJournalsDatabaseIsDownAndJournalsItsCallsOnceItAnswers(@TempDir Path dir)
+            throws Throwable {
+        List<String> ids = ids("jstart-");
+        try (RestartablePostgres postgres = RestartablePostgres.start(dir.resolve("pgdata"));
+             ZooKeeperRig zk = ZooKeeperRig.single(); ProviderGroup providers = ProviderGroup.startFailing(zk, 2)) {
+            postgres.stop();
+            Map<String, String> params = keepInMemoryWhenDown(ConsumerFleetFaultIT.jdbcParameters(postgres.jdbcUrl()));
+            params.put("failback.store.claimperiod", "500");
+            try (ConsumerProcess c = ConsumerProcess.start("jstart", zk.registryAddress(), "jstart", EACH, "jstart",
+                    params)) {
+                assertEquals("SENT_ALL jstart failedBack=" + EACH + " reply=0 other=0",
+                        c.awaitLine("SENT_ALL jstart", Duration.ofSeconds(90)),
+                        "what the callers got with the journal's database down since the start");
+                postgres.startAgain();
+                assertTrue(Waits.until(() -> journaled(postgres, "jstart") == EACH, Duration.ofSeconds(90)),
+                        "calls in the journal once its database answers: " + journaled(postgres, "jstart") + " of "
+                                + EACH);
+                assertEquals(0, providers.completed(ids), "calls run while every provider fails");
+                providers.recover();
+                assertTrue(Waits.until(() -> providers.completed(ids) == EACH && journaled(postgres, "jstart") == 0,
+                        Duration.ofSeconds(90)), "delivered: " + providers.completed(ids) + " of " + EACH
+                        + ", rows left: " + journaled(postgres, "jstart"));
+                assertEquals(Map.of(), notExactlyOnce(providers, ids), "calls not run exactly once");
+                c.stop();
+            }
+        }
+    }
+
+    /** @return rows of {@code application} in the journal's table now, or -1 if the database does not answer */
+    private static long journaled(RestartablePostgres postgres, String application) {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(postgres.jdbcUrl(), "postgres", "");
+             java.sql.PreparedStatement st = c.prepareStatement(
+                     "SELECT count(*) FROM rpctimer_call WHERE application = ?")) {
+            st.setString(1, application);
+            try (java.sql.ResultSet rs = st.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (java.sql.SQLException e) {
+            return -1;
+        }
+    }
+
     private static Map<String, String> keepInMemoryWhenDown(Map<String, String> params) {
         Map<String, String> out = new HashMap<>(params);
         out.put("failback.store.down", "memory");

@@ -111,7 +111,8 @@ final class FailbackStore implements AutoCloseable {
 
     /**
      * @param url the consumer URL of the application's first reference
-     * @throws IllegalArgumentException naming key and value, if a key is invalid or the store cannot be opened
+     * @throws IllegalArgumentException naming key and value, if a key is invalid or the store cannot be opened (a
+     *                                  shared database that does not answer is opened later instead)
      */
     static FailbackStore open(URL url) {
         refuseSecrets(url);
@@ -180,9 +181,10 @@ final class FailbackStore implements AutoCloseable {
         long leaseMillis = millis(url, LEASE, DEFAULT_LEASE_MILLIS, 30);
         long claimPeriodMillis = millis(url, CLAIM_PERIOD, DEFAULT_CLAIM_PERIOD_MILLIS, 100);
         try {
+            // a database that does not answer now is an outage, not a wrong setting: the journal opens when it does
             return new FailbackStore(JdbcRetryJournal.builder(dataSource)
                     .name(jdbcUrl != null && given == null ? JdbcUrls.redact(jdbcUrl) : "DataSource of " + application)
-                    .lease(Duration.ofMillis(leaseMillis)).build(), claimPeriodMillis, dead);
+                    .lease(Duration.ofMillis(leaseMillis)).buildOrOpenLater(), claimPeriodMillis, dead);
         } catch (RetryJournalException | IllegalArgumentException e) {
             throw new IllegalArgumentException(invalid(url, given == null ? URL_KEY : STORE,
                     given == null ? jdbcUrl : "jdbc", "a database the journal can open: " + e).getMessage(), e);

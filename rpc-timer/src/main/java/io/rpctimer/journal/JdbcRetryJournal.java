@@ -847,6 +847,44 @@ public final class JdbcRetryJournal implements RetryJournal {
         }
 
         /**
+         * As {@link #build()}, except when the database cannot be reached now (a connection error: SQLState class 08,
+         * or a connection refused, timed out or to a host that does not resolve): then a journal that is not open yet
+         * and opens once the database answers (a daemon thread of its own tries every second). Until then it holds
+         * nothing and no lease: every operation fails as in an outage, an append known not written. This builder must
+         * not be changed after this call.
+         *
+         * @throws RetryJournalException    if the database answered but the journal cannot be opened on it (wrong
+         *                                  credentials, no such database, no right to create the tables)
+         * @throws IllegalArgumentException if the database is none of H2, PostgreSQL and MySQL
+         */
+        public RetryJournal buildOrOpenLater() throws RetryJournalException {
+            try {
+                return build();
+            } catch (RetryJournalException e) {
+                if (!DeferredJournal.unreachable(e)) {
+                    throw e;
+                }
+                return new DeferredJournal(this, e);
+            } catch (RuntimeException e) {
+                if (!DeferredJournal.unreachable(e)) {
+                    throw e;
+                }
+                // a pool that cannot start throws unchecked (HikariCP's PoolInitializationException), with the cause
+                return new DeferredJournal(this, new RetryJournalException("retry journal " + displayName()
+                        + ": cannot open: " + JdbcUrls.redact(e.toString()), e));
+            }
+        }
+
+        /** @return the store's name in messages, its secrets hidden */
+        String displayName() {
+            return name != null ? JdbcUrls.redact(name) : "on " + dataSource;
+        }
+
+        long leaseMillis() {
+            return leaseMillis;
+        }
+
+        /**
          * Creates the schema if absent, registers the lease and starts the writer.
          *
          * @throws RetryJournalException    if the database cannot be reached or the schema not created
@@ -868,8 +906,8 @@ public final class JdbcRetryJournal implements RetryJournal {
                 } catch (SQLException e) {
                     // two instances creating the schema at once: PostgreSQL fails one CREATE ... IF NOT EXISTS
                     if (attempt == 2) {
-                        throw new RetryJournalException("retry journal " + (name != null ? JdbcUrls.redact(name)
-                                : "on " + dataSource) + ": cannot open: " + JdbcUrls.redact(e.toString()), e);
+                        throw new RetryJournalException("retry journal " + displayName() + ": cannot open: "
+                                + JdbcUrls.redact(e.toString()), e);
                     }
                 }
             }

@@ -240,8 +240,9 @@ final class GuardedJournal {
     private void failed(String what, Throwable e) {
         failures.increment();
         if (working.getAndSet(false)) {
-            LOG.log(Level.WARNING, "wheelfailback journal of " + application + " failed to " + what + "; failed calls "
-                    + "go on in memory (not durable) until it works again; see journalFailures", e);
+            LOG.log(Level.WARNING, "wheelfailback journal of " + application + " failed to " + what + "; until it"
+                    + " works again, failed calls follow failback.store.down (rejected, or kept in memory, not"
+                    + " durable); see journalFailures", e);
         }
     }
 

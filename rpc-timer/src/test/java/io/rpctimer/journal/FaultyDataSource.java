@@ -20,7 +20,11 @@ import java.util.logging.Logger;
  */
 final class FaultyDataSource implements DataSource {
 
-    enum Mode { HEALTHY, DOWN, DISK_FULL, HANG }
+    /**
+     * DOWN: what a driver throws when the database does not answer; POOL_DOWN: what a pool that cannot start throws
+     * then (HikariCP's {@code PoolInitializationException}: unchecked, the driver's exception its cause).
+     */
+    enum Mode { HEALTHY, DOWN, POOL_DOWN, DISK_FULL, HANG }
 
     private final DataSource delegate;
     private volatile Mode mode = Mode.HEALTHY;
@@ -61,6 +65,8 @@ final class FaultyDataSource implements DataSource {
     private void fault() throws SQLException {
         switch (mode) {
             case DOWN -> throw new SQLException("Connection refused (injected: store down)", "08001");
+            case POOL_DOWN -> throw new IllegalStateException("Failed to initialize pool: Connection refused"
+                    + " (injected)", new SQLException("Connection refused (injected: store down)", "08001"));
             case DISK_FULL -> throw new SQLException("could not extend file: No space left on device (injected)",
                     "53100");
             case HANG -> {
