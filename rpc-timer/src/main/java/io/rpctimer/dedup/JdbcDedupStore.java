@@ -1,5 +1,7 @@
 package io.rpctimer.dedup;
 
+import io.rpctimer.journal.ConnectionErrors;
+import io.rpctimer.journal.JdbcUrls;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -8,6 +10,7 @@ import java.sql.Statement;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -21,7 +24,9 @@ import javax.sql.DataSource;
  * 10.11 through MySQL's driver (not on Oracle's MySQL server).
  *
  * <p>The table is created if absent ({@code CREATE TABLE IF NOT EXISTS}, plus an index on {@code expires_at}
- * except on MySQL, which cannot create an index only if absent):
+ * except on MySQL, which cannot create an index only if absent), when the store is made, or, if the database does not
+ * answer then (a connection error), at the first claim that reaches it: until then each claim fails, and
+ * {@code retrydedup} runs the call unprotected, as in any outage of the store:
  * <pre>
  *   dedup_key VARCHAR(400) PRIMARY KEY, state CHAR(1) ('S' started, 'D' done), owner VARCHAR(64), expires_at BIGINT
  * </pre>
@@ -42,6 +47,7 @@ public final class JdbcDedupStore implements DedupStore {
     public static final long DEFAULT_PURGE_INTERVAL_MILLIS = 60_000;
     private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
     private static final int CLAIM_ATTEMPTS = 3;
+    private static final System.Logger LOG = System.getLogger(JdbcDedupStore.class.getName());
 
     private final DataSource dataSource;
     private final String table;
@@ -51,12 +57,15 @@ public final class JdbcDedupStore implements DedupStore {
     private final String ownerPrefix = UUID.randomUUID() + "-";
     private final AtomicLong owners = new AtomicLong();
     private final AtomicLong nextPurgeMillis = new AtomicLong(Long.MIN_VALUE);
-    private final String insertSql;
+    /** The claim's insert; null until the table exists (the database did not answer when the store was made). */
+    private volatile String insertSql;
+    private final ReentrantLock creating = new ReentrantLock();
 
     /**
      * A store on table {@value #DEFAULT_TABLE} with the system clock; creates the table if absent.
      *
-     * @throws DedupStoreException if the table cannot be created or the database not reached
+     * @throws DedupStoreException if the database answers and the table cannot be created (one that does not answer
+     *                             gets it at the first claim that reaches it)
      */
     public JdbcDedupStore(DataSource dataSource, DedupWindows windows) {
         this(dataSource, DEFAULT_TABLE, windows, DEFAULT_PURGE_INTERVAL_MILLIS, System::currentTimeMillis);
@@ -71,7 +80,8 @@ public final class JdbcDedupStore implements DedupStore {
      * @param purgeIntervalMillis how often claims delete expired rows, 1 ms .. 1 day
      * @param clockMillis epoch milliseconds
      * @throws IllegalArgumentException naming a malformed argument and its value
-     * @throws DedupStoreException if the table cannot be created or the database not reached
+     * @throws DedupStoreException if the database answers and the table cannot be created (one that does not answer
+     *                             gets it at the first claim that reaches it)
      */
     public JdbcDedupStore(DataSource dataSource, String table, DedupWindows windows, long purgeIntervalMillis,
                           LongSupplier clockMillis) {
@@ -90,13 +100,46 @@ public final class JdbcDedupStore implements DedupStore {
         this.windows = windows;
         this.purgeIntervalMillis = purgeIntervalMillis;
         this.clockMillis = clockMillis;
-        boolean postgres = createSchema();
-        this.insertSql = "INSERT INTO " + table + " (dedup_key, state, owner, expires_at) VALUES (?, 'S', ?, ?)"
-                + (postgres ? " ON CONFLICT (dedup_key) DO NOTHING" : "");
+        try {
+            this.insertSql = createSchema();
+        } catch (DedupStoreException e) {
+            if (!ConnectionErrors.unreachable(e)) {
+                throw e;
+            }
+            // an outage, not a wrong setting: the provider starts, and runs calls unprotected until it answers
+            LOG.log(System.Logger.Level.WARNING, "retrydedup: the database of table {0} cannot be reached ({1});"
+                    + " the table is created at the first claim that reaches it, and until then calls run"
+                    + " unprotected", table, JdbcUrls.redact(String.valueOf(e.getCause())));
+        }
     }
 
-    /** Creates the table and its index if absent; returns whether the database is PostgreSQL. */
-    private boolean createSchema() {
+    /**
+     * @return the claim's insert, once the table exists: created now if the database did not answer before. One
+     *     thread tries at a time; the others fail at once meanwhile rather than queue behind its connection attempt.
+     * @throws DedupStoreException if the table does not exist yet, and could not be created now
+     */
+    private String insertSql() {
+        if (!creating.tryLock()) {
+            throw new DedupStoreException("table " + table + " not created yet: its database has not answered since"
+                    + " the store was made", null);
+        }
+        try {
+            if (insertSql == null) {
+                insertSql = createSchema();
+            }
+            return insertSql;
+        } finally {
+            creating.unlock();
+        }
+    }
+
+    /**
+     * Creates the table and its index if absent.
+     *
+     * @return the claim's insert, in the database's dialect
+     * @throws DedupStoreException if it could not, or the database did not answer
+     */
+    private String createSchema() {
         try (Connection c = connection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS " + table + " (dedup_key VARCHAR(400) NOT NULL PRIMARY KEY,"
                     + " state CHAR(1) NOT NULL, owner VARCHAR(64) NOT NULL, expires_at BIGINT NOT NULL)");
@@ -104,8 +147,9 @@ public final class JdbcDedupStore implements DedupStore {
             if (!product.toLowerCase(Locale.ROOT).contains("mysql")) { // MySQL: no IF NOT EXISTS on indexes
                 s.execute("CREATE INDEX IF NOT EXISTS " + table + "_expires ON " + table + " (expires_at)");
             }
-            return product.equalsIgnoreCase("PostgreSQL");
-        } catch (SQLException e) {
+            return "INSERT INTO " + table + " (dedup_key, state, owner, expires_at) VALUES (?, 'S', ?, ?)"
+                    + (product.equalsIgnoreCase("PostgreSQL") ? " ON CONFLICT (dedup_key) DO NOTHING" : "");
+        } catch (SQLException | RuntimeException e) { // a pool that cannot start throws unchecked (HikariCP)
             throw new DedupStoreException("cannot create table " + table, e);
         }
     }
@@ -115,10 +159,11 @@ public final class JdbcDedupStore implements DedupStore {
         DedupStore.checkKey(key);
         long now = clockMillis.getAsLong();
         String owner = ownerPrefix + owners.incrementAndGet();
+        String insert = insertSql != null ? insertSql : insertSql();
         try (Connection c = connection()) {
             purgeIfDue(c, now);
             for (int i = 0; i < CLAIM_ATTEMPTS; i++) {
-                if (insert(c, key, owner, now) || takeOver(c, key, owner, now)) {
+                if (insert(c, insert, key, owner, now) || takeOver(c, key, owner, now)) {
                     return Claim.claimed(key, owner);
                 }
                 String state = state(c, key);
@@ -133,7 +178,7 @@ public final class JdbcDedupStore implements DedupStore {
         }
     }
 
-    private boolean insert(Connection c, String key, String owner, long now) throws SQLException {
+    private boolean insert(Connection c, String insertSql, String key, String owner, long now) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(insertSql)) {
             ps.setString(1, key);
             ps.setString(2, owner);

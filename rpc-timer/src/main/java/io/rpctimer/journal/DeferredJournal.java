@@ -8,12 +8,6 @@ import io.rpctimer.retry.DeadLetterStore;
 import io.rpctimer.retry.RetryJournal;
 import io.rpctimer.retry.RetryJournalEntry;
 import io.rpctimer.retry.RetryJournalException;
-import java.net.ConnectException;
-import java.net.NoRouteToHostException;
-import java.net.SocketTimeoutException;
-import java.net.UnknownHostException;
-import java.sql.SQLException;
-import java.sql.SQLTransientConnectionException;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -66,24 +60,6 @@ final class DeferredJournal implements RetryJournal {
         this.opener = new Thread(this::openWhenItAnswers, "rpc-timer-journal-opener");
         opener.setDaemon(true);
         opener.start();
-    }
-
-    /**
-     * @return whether {@code e} says the database did not answer (a connection error), rather than that it answered
-     *     and refused (credentials, a database that does not exist, no right to create the tables) or is unsupported
-     */
-    static boolean unreachable(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof SQLTransientConnectionException || t instanceof ConnectException
-                    || t instanceof NoRouteToHostException || t instanceof SocketTimeoutException
-                    || t instanceof UnknownHostException) {
-                return true;
-            }
-            if (t instanceof SQLException s && s.getSQLState() != null && s.getSQLState().startsWith("08")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** @return whether the journal is open */

@@ -861,12 +861,12 @@ public final class JdbcRetryJournal implements RetryJournal {
             try {
                 return build();
             } catch (RetryJournalException e) {
-                if (!DeferredJournal.unreachable(e)) {
+                if (!ConnectionErrors.unreachable(e)) {
                     throw e;
                 }
                 return new DeferredJournal(this, e);
             } catch (RuntimeException e) {
-                if (!DeferredJournal.unreachable(e)) {
+                if (!ConnectionErrors.unreachable(e)) {
                     throw e;
                 }
                 // a pool that cannot start throws unchecked (HikariCP's PoolInitializationException), with the cause

@@ -151,15 +151,15 @@ class DeferredJournalTest {
 
     @Test
     void aConnectionErrorIsUnreachableAndAnAnswerIsNot() {
-        assertTrue(DeferredJournal.unreachable(new RetryJournalException("x",
+        assertTrue(ConnectionErrors.unreachable(new RetryJournalException("x",
                 new SQLException("Connection refused", "08001"))));
-        assertTrue(DeferredJournal.unreachable(new RetryJournalException("x",
+        assertTrue(ConnectionErrors.unreachable(new RetryJournalException("x",
                 new SQLException("The connection attempt failed.", null, new ConnectException("refused")))));
-        assertTrue(DeferredJournal.unreachable(new java.sql.SQLTransientConnectionException("pool timed out")));
-        assertFalse(DeferredJournal.unreachable(new RetryJournalException("x",
+        assertTrue(ConnectionErrors.unreachable(new java.sql.SQLTransientConnectionException("pool timed out")));
+        assertFalse(ConnectionErrors.unreachable(new RetryJournalException("x",
                 new SQLException("password authentication failed for user \"postgres\"", "28P01"))));
-        assertFalse(DeferredJournal.unreachable(new RetryJournalException("x",
+        assertFalse(ConnectionErrors.unreachable(new RetryJournalException("x",
                 new SQLException("database \"nope\" does not exist", "3D000"))));
-        assertFalse(DeferredJournal.unreachable(new IllegalArgumentException("unsupported database")));
+        assertFalse(ConnectionErrors.unreachable(new IllegalArgumentException("unsupported database")));
     }
 }
