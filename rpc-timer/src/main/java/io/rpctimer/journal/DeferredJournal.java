@@ -117,11 +117,7 @@ final class DeferredJournal implements RetryJournal {
 
     @Override
     public Append append(RetryJournalEntry entry, boolean parked) throws RetryJournalException {
-        JdbcRetryJournal j = journal;
-        if (j == null) {
-            throw notOpen();
-        }
-        return j.append(entry, parked);
+        return opened().append(entry, parked);
     }
 
     @Override
