@@ -21,12 +21,11 @@ import org.apache.dubbo.rpc.RpcInvocation;
 import org.apache.dubbo.rpc.support.RpcUtils;
 
 /**
- * The consumer filter {@code timeoutcheck}: times out async calls on the shared wheel ({@link FutureTimeoutChecker}:
- * the calls whose deadlines fall in the same tick share one wheel timeout, and a reply disarms its call's watch). Off
- * by default. {@code timeoutcheck=true} switches it on for every method of a reference, {@code m.timeoutcheck=true}
- * for method {@code m} only, and {@code m.timeoutcheck=false} off for {@code m}. The timeout is the call's own
- * (method, then reference, then consumer {@code timeout}, or an RpcContext attachment), in milliseconds; a call
- * times out up to two ticks of the wheel after it (20 ms), never before.
+ * The consumer filter {@code timeoutcheck}: times out async calls on the shared wheel, one wheel timeout per
+ * in-flight call, cancelled when the reply arrives. Off by default. {@code timeoutcheck=true} switches it on for
+ * every method of a reference, {@code m.timeoutcheck=true} for method {@code m} only, and {@code m.timeoutcheck=false}
+ * off for {@code m}. The timeout is the call's own (method, then reference, then consumer {@code timeout}, or an
+ * RpcContext attachment), in milliseconds.
  *
  * <p>Async callers: the reply future fails with an {@link RpcException} ({@code isTimeout()}) when the time is up.
  * The future is completed on the call's own callback executor, where Dubbo completes its replies and its own
@@ -167,7 +166,7 @@ public class TimeoutCheckFilter implements Filter {
 
     /**
      * Watches the reply. Under {@code wheelfailback}, whose invoker already has a stage on every async first attempt's
-     * reply, the invoker takes the watch and disarms it from that stage ({@link TimeoutHandOff}); otherwise the
+     * reply, the invoker takes the timeout and cancels it from that stage ({@link TimeoutHandOff}); otherwise the
      * checker adds a stage of its own.
      */
     private void watch(AsyncRpcResult async, URL url, Invocation invocation, LongFunction<RpcException> onTimeout,

@@ -1,19 +1,19 @@
 package io.rpctimer.dubbo;
 
-import io.rpctimer.timeout.FutureTimeoutChecker.Watch;
+import io.rpctimer.wheel.Timeout;
 import org.apache.dubbo.rpc.Invocation;
 
 /**
- * Hands the {@code timeoutcheck} filter's watch of a first attempt to the {@code wheelfailback} invoker that sends
- * it. The invoker already has a completion stage on every async reply (the one that fails back a failure), so it
- * disarms the watch there, and the filter registers no stage of its own
+ * Hands the {@code timeoutcheck} filter's wheel timeout of a first attempt to the {@code wheelfailback} invoker that
+ * sends it. The invoker already has a completion stage on every async reply (the one that fails back a failure), so
+ * it cancels the timeout there, and the filter registers no stage of its own
  * ({@link io.rpctimer.timeout.FutureTimeoutChecker#arm}): that saves the stage's two objects on the caller's thread,
  * and their completion on the thread that completes the reply, which reads what the caller's thread wrote.
  *
  * <p>The filter runs inside the invoker's call, on its thread: the invoker {@link #open}s the hand-off for its
  * invocation (when the reference's URL names the filter's key, which is what puts the filter in the chain), the
  * filter {@link #take}s it if it is open for the invocation it sees, else registers its own stage, and the invoker
- * {@link #close}s it when the filter chain returns, with the watch or null. A call sent from inside another's
+ * {@link #close}s it when the filter chain returns, with the timeout or null. A call sent from inside another's
  * filter chain on the same thread gets a hand-off of its own and gives the outer one back when it closes.
  *
  * <p><b>Threading:</b> one hand-off per thread (a thread local); each instance is used by its thread only.
@@ -24,7 +24,7 @@ final class TimeoutHandOff {
 
     /** The invocation whose first attempt this thread is sending, or null. */
     private Invocation invocation;
-    private Watch timeout;
+    private Timeout timeout;
     /** The hand-off of the call this one is sent from, or null. */
     private TimeoutHandOff outer;
 
@@ -50,14 +50,14 @@ final class TimeoutHandOff {
         return h.invocation == invocation && h.timeout == null ? h : null;
     }
 
-    /** The filter's part: the watch the invoker must disarm when the reply completes. */
-    void put(Watch t) {
+    /** The filter's part: the timeout the invoker must cancel when the reply completes. */
+    void put(Timeout t) {
         timeout = t;
     }
 
-    /** @return the filter's watch, or null if it armed none; the hand-off is closed */
-    Watch close() {
-        Watch t = timeout;
+    /** @return the filter's timeout, or null if it armed none; the hand-off is closed */
+    Timeout close() {
+        Timeout t = timeout;
         timeout = null;
         invocation = null;
         if (outer != null) {

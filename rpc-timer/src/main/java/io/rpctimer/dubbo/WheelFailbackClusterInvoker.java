@@ -9,7 +9,7 @@ import io.rpctimer.retry.RetryLifecycle;
 import io.rpctimer.retry.RetryPolicy;
 import io.rpctimer.retry.RetryOutcome;
 import io.rpctimer.retry.RetryReference;
-import io.rpctimer.timeout.FutureTimeoutChecker.Watch;
+import io.rpctimer.wheel.Timeout;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -192,9 +192,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         URL consumerUrl = context.getConsumerUrl();
         Invoker<T> invoker = null;
         Result result;
-        // the timeoutcheck filter's watch of this attempt, if it armed one: disarmed by the reply's stage below;
+        // the timeoutcheck filter's timeout of this attempt, if it armed one: cancelled by the reply's stage below;
         // without the filter's key in the URL the filter is not in the chain, so no hand-off is opened
-        Watch armed;
+        Timeout armed;
         TimeoutHandOff handOff = config.get().timeoutCheckNamed() ? TimeoutHandOff.open(invocation) : null;
         FirstAttemptContext.Remote remote;
         try {
@@ -202,7 +202,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
             remote = firstAttemptContext.remote(invoker);
             result = firstAttemptContext.invoke(invoker, remote, invocation, consumerUrl, context);
         } catch (RuntimeException e) {
-            disarm(close(handOff)); // a filter threw after timeoutcheck armed: no reply will disarm it
+            cancel(close(handOff)); // a filter threw after timeoutcheck armed: no reply will cancel it
             if (isStream(invocation) || !policy(invocation).retries(e, Failures.isRpcFailure(e))) {
                 throw e;
             }
@@ -217,7 +217,7 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
                     onFirstReply(invocation, consumerUrl, provider, armed, response, failure, handle)));
             return result;
         }
-        disarm(armed); // the reply is already here
+        cancel(armed); // the reply is already here
         return onReplyHere(invocation, consumerUrl, remote.address(), result, handle);
     }
 
@@ -271,9 +271,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         }
     }
 
-    private AppResponse onFirstReply(Invocation invocation, URL consumerUrl, String provider, Watch armed,
+    private AppResponse onFirstReply(Invocation invocation, URL consumerUrl, String provider, Timeout armed,
                                      AppResponse response, Throwable failure, CompletableFuture<CallOutcome> handle) {
-        disarm(armed);
+        cancel(armed);
         Throwable f = failure != null ? Failures.unwrap(failure) : response.hasException() ? response.getException()
                 : null;
         if (f == null) {
@@ -440,8 +440,8 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
     private record StreamMethods(ServiceDescriptor descriptor, boolean any) {
     }
 
-    /** @return the watch {@code handOff} holds, or null if it is null or holds none; it is closed */
-    private static Watch close(TimeoutHandOff handOff) {
+    /** @return the timeout {@code handOff} holds, or null if it is null or holds none; it is closed */
+    private static Timeout close(TimeoutHandOff handOff) {
         return handOff == null ? null : handOff.close();
     }
 
@@ -449,9 +449,9 @@ public class WheelFailbackClusterInvoker<T> extends AbstractClusterInvoker<T> {
         return config.policy(RpcUtils.getMethodName(invocation));
     }
 
-    private static void disarm(Watch w) {
-        if (w != null) {
-            w.disarm();
+    private static void cancel(Timeout t) {
+        if (t != null) {
+            t.cancel();
         }
     }
 

@@ -226,11 +226,6 @@ public final class WheelTimer implements Timer {
         return wheel.tickNanos;
     }
 
-    /** @return the clock the timer reads, in nanoseconds */
-    public Ticker ticker() {
-        return ticker;
-    }
-
     /** @return whether the worker is napping past the next tick because nothing is due (tests) */
     boolean isNapping() {
         return wheel.isNapping();

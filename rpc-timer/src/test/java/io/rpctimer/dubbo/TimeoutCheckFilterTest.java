@@ -11,6 +11,7 @@ import static org.mockito.Mockito.mock;
 
 import io.rpctimer.timeout.FutureTimeoutChecker;
 import io.rpctimer.wheel.SharedWheelTimer;
+import io.rpctimer.wheel.Timeout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -398,14 +399,14 @@ class TimeoutCheckFilterTest {
         RpcInvocation inv = call("sayHello", InvokeMode.FUTURE);
         TimeoutHandOff handOff = TimeoutHandOff.open(inv);
         AsyncRpcResult r;
-        FutureTimeoutChecker.Watch armed;
+        Timeout armed;
         try {
             r = (AsyncRpcResult) filter.invoke(invoker, inv);
         } finally {
             armed = handOff.close();
         }
         assertFalse(watched(r), "the filter added a stage although the invoker took its timeout");
-        assertTrue(armed != null, "no watch handed over");
+        assertTrue(armed != null && !armed.isCancelled(), "no timeout handed over");
         assertTrue(timeoutOf(r).getMessage().endsWith("timed out after 80 ms"));
 
         TimeoutHandOff other = TimeoutHandOff.open(call("sayHello", InvokeMode.FUTURE));
@@ -426,7 +427,7 @@ class TimeoutCheckFilterTest {
         try {
             filter.invoke(invoker, outer);
             TimeoutHandOff innerHandOff = TimeoutHandOff.open(inner);
-            FutureTimeoutChecker.Watch innerTimeout;
+            Timeout innerTimeout;
             try {
                 filter.invoke(invoker, inner);
             } finally {
@@ -435,7 +436,7 @@ class TimeoutCheckFilterTest {
             assertTrue(innerTimeout != null);
             assertEquals(null, TimeoutHandOff.take(outer), "the outer hand-off holds its timeout again");
         } finally {
-            FutureTimeoutChecker.Watch outerTimeout = outerHandOff.close();
+            Timeout outerTimeout = outerHandOff.close();
             assertTrue(outerTimeout != null, "the outer call's timeout was lost to the nested call");
         }
         TimeoutHandOff after = TimeoutHandOff.open(outer);

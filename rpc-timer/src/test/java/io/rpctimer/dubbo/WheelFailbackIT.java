@@ -243,16 +243,13 @@ class WheelFailbackIT {
         assertEquals(3, store.size());
     }
 
-    /**
-     * The calls whose deadlines fall in the same tick share one wheel timeout: 100,000 calls put far fewer on the
-     * wheel, and once their deadlines pass nothing is left there.
-     */
+    /** One wheel timeout per call, each cancelled by the reply: 100,000 calls leave nothing on the wheel. */
     @Test
     @org.junit.jupiter.api.Timeout(300) // 100,000 round trips: well over the class's 120 s at a load average of 50
-    void timeoutCheckSharesWheelTimeoutsAndLeavesNothingPendingAfter100000Calls() throws Exception {
-        GreetingService svc = connect(Map.of(TimeoutCheckFilter.KEY, "true"), 5_000);
+    void timeoutCheckLeavesNothingPendingAfter100000Calls() throws Exception {
+        GreetingService svc = connect(Map.of(TimeoutCheckFilter.KEY, "true"), 30_000);
         svc.sayHello("warm-up");
-        // stats are published once per tick: let the warm-up's batch run before taking the baseline
+        // stats are published once per tick: let the warm-up's cancel land before taking the baseline
         await().atMost(Duration.ofSeconds(30)).until(() -> WheelFailback.wheelStats().orElseThrow()
                 .pendingTimeouts() == 0);
         TimerStats before = WheelFailback.wheelStats().orElseThrow();
@@ -274,16 +271,17 @@ class WheelFailbackIT {
         }
         assertTrue(inFlight.tryAcquire(128, 30, TimeUnit.SECONDS));
         assertEquals(calls, ok.get());
-        await().atMost(Duration.ofSeconds(60)).until(() -> WheelFailback.wheelStats().orElseThrow()
+        // a reply already there when the filter looks needs no timeout; every other call got one, now cancelled
+        await().atMost(Duration.ofSeconds(30)).until(() -> WheelFailback.wheelStats().orElseThrow()
                 .pendingTimeouts() == 0);
         TimerStats after = WheelFailback.wheelStats().orElseThrow();
         long scheduled = after.scheduledTimeouts() - before.scheduledTimeouts();
         long cancelled = after.cancelledTimeouts() - before.cancelledTimeouts();
         long expired = after.expiredTimeouts() - before.expiredTimeouts();
-        assertTrue(scheduled > 0, "no call was watched");
-        // one wheel timeout a 10 ms tick (per calling thread's stripe): this many would take 100 s of calls
-        assertTrue(scheduled < calls / 10, scheduled + " wheel timeouts for " + calls + " calls");
+        assertTrue(scheduled > calls * 9L / 10, "only " + scheduled + " of " + calls + " calls were watched");
         assertEquals(scheduled, cancelled + expired, "every timeout ended, cancelled or run");
+        // on a loaded machine a call may fail back, and its retry's timeout runs: rare, never most
+        assertTrue(expired < calls / 100, expired + " timeouts ran instead of being cancelled by the reply");
     }
 
     @Test
