@@ -120,6 +120,10 @@ public final class JdbcDedupStore implements DedupStore {
      */
     private String insertSql() {
         if (!creating.tryLock()) {
+            String made = insertSql; // the thread holding the lock may have just created it
+            if (made != null) {
+                return made;
+            }
             throw new DedupStoreException("table " + table + " not created yet: its database has not answered since"
                     + " the store was made", null);
         }
