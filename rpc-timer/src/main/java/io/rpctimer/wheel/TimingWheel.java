@@ -33,9 +33,18 @@ import org.jctools.queues.MpscUnboundedXaddArrayQueue;
  * <p>Caveats: a timeout runs at the first tick at or after its deadline, never before. Timeouts due in the same tick
  * are handed to the executor in no particular order.
  *
- * <p>Concurrency: producers only touch the striped MPSC hand-off queues, {@link #napping} and the timeout's CAS'd
- * state; every other field, and the levels, belong to the thread calling {@link #advance} (the "worker"). Counters
- * the worker keeps are published as a {@link TimerStats} snapshot once per advance.
+ * <p>Sleeping: the worker parks past the next tick whenever no tick before a later one has work it knows of. Idle
+ * (nothing arrived, was cancelled or fell due for a few ticks) it parks until the next tick with work, at most the
+ * caller's maximum nap; busy (timeouts keep arriving, as per-call timeouts do) it parks at most
+ * {@link #MAX_BUSY_NAP_NANOS}, less at high arrival rates, so the hand-off queues hold about
+ * {@link #BUSY_NAP_BACKLOG} timeouts when it wakes. Either way a producer whose timeout falls due before the worker
+ * means to wake unparks it, so a nap never makes a timeout late; an idle nap is also ended by a cancel, so that a
+ * cancelled timeout frees its memory and its pending slot at once. During a busy nap cancels wait for the wake.
+ *
+ * <p>Concurrency: producers only touch the striped MPSC hand-off queues, {@link #napping}, {@link #wakeAtNanos},
+ * {@link #cancelsWake} and the timeout's CAS'd state; every other field, and the levels, belong to the thread calling
+ * {@link #advance} (the "worker"). Counters the worker keeps are published as a {@link TimerStats} snapshot once per
+ * advance.
  */
 final class TimingWheel {
 
@@ -56,6 +65,16 @@ final class TimingWheel {
 
     /** Worker naps after this many idle advances in a row. */
     static final int IDLE_ADVANCES_BEFORE_NAP = 4;
+
+    /** The longest park while timeouts keep arriving, in nanoseconds. */
+    static final long MAX_BUSY_NAP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /**
+     * Timeouts a busy nap may leave in the hand-off queues, at the last advance's arrival rate: one queue chunk, so
+     * that a high rate shortens the nap to a tick (the worker then ticks as an un-napping wheel does) rather than
+     * growing the queues.
+     */
+    static final long BUSY_NAP_BACKLOG = QUEUE_CHUNK_SIZE;
 
     private static final VarHandle NAPPING;
 
@@ -83,6 +102,8 @@ final class TimingWheel {
     // Written by any thread (rare paths only).
     private final LongAdder rejected = new LongAdder();
     private final LongAdder failedTasks = new LongAdder();
+    /** Naps a producer ended (tests). */
+    private final LongAdder wakes = new LongAdder();
 
     // Worker-owned.
     private final WheelLevels levels;
@@ -107,10 +128,19 @@ final class TimingWheel {
     private long quietUntilTick;
     /** Consecutive advances in which nothing arrived, was cancelled or fell due. */
     private int idleAdvances;
+    /** How many ticks the worker may park while timeouts keep arriving, from the last advance's arrival rate. */
+    private long busyNapTicks = 1;
     private boolean active;
 
-    /** The worker thread while it parks past the next tick; producers with new work unpark it. */
+    /** The worker thread while it parks past the next tick; a producer that must wake it unparks it. */
     private volatile Thread napping;
+    /**
+     * While the worker parks past the next tick: when it wakes, in nanoseconds since the origin; a producer whose
+     * timeout is due before that wakes it. {@code Long.MIN_VALUE} while it ticks.
+     */
+    private volatile long wakeAtNanos = Long.MIN_VALUE;
+    /** Whether a cancel wakes the napping worker: during an idle nap only. */
+    private volatile boolean cancelsWake;
 
     /** Written by the worker once per advance, read by anyone. */
     private volatile TimerStats published = new TimerStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -169,7 +199,9 @@ final class TimingWheel {
         }
         WheelTimeout timeout = new WheelTimeout(this, task, deadline);
         newTimeouts[stripe()].offer(timeout);
-        wakeIfNapping();
+        if (deadline < wakeAtNanos) {
+            wakeIfNapping();
+        }
         return timeout;
     }
 
@@ -198,12 +230,14 @@ final class TimingWheel {
     }
 
     /**
-     * After a producer's offer: the worker may be parked past the next tick, so wake it. Together with the worker
-     * re-checking the queues after it publishes {@link #napping}, no offer is left unseen for more than a tick.
+     * After a producer's offer that the worker must see before it means to wake. Together with the worker taking
+     * the queues again after it publishes {@link #wakeAtNanos} and {@link #napping} (and not napping if an offer is
+     * still half-made), no timeout is filed later than its tick.
      */
     private void wakeIfNapping() {
         Thread worker = napping;
         if (worker != null && NAPPING.compareAndSet(this, worker, null)) {
+            wakes.increment();
             LockSupport.unpark(worker);
         }
     }
@@ -221,7 +255,9 @@ final class TimingWheel {
     /** Called by {@link WheelTimeout#cancel()} after a successful CAS from {@code SCHEDULED} or {@code HANDING}. */
     void unlinkLater(WheelTimeout timeout) {
         cancelledTimeouts[stripe()].offer(timeout);
-        wakeIfNapping();
+        if (cancelsWake) {
+            wakeIfNapping();
+        }
     }
 
     /** Runs on an executor thread. */
@@ -279,10 +315,12 @@ final class TimingWheel {
 
         retryDeferred();
         unlinkCancelled();
-        transferNew();
+        long arrived = transferNew();
         levels.advance(lastTick, handOver);
 
-        ticks += lastTick - firstOpenTick + 1;
+        long ticked = lastTick - firstOpenTick + 1;
+        busyNapTicks = busyNapTicks(arrived, ticked);
+        ticks += ticked;
         recordLag(elapsed, tickLag, firstOpenTick);
         idleAdvances = active ? 0 : idleAdvances + 1;
         publish();
@@ -301,10 +339,24 @@ final class TimingWheel {
     }
 
     /**
-     * How long the worker may park after an {@link #advance}: until the next tick, or — once the wheel has been
-     * idle for a few ticks and no work is queued — until the next tick that has something to do; never more than
-     * {@code maxNapNanos}, even if the ticker stepped back. A park longer than a tick is registered in
-     * {@link #napping}, so that a producer's offer wakes it; call {@link #awake()} when the worker wakes.
+     * @param arrived timeouts taken off the hand-off queues in the advance
+     * @param ticked  ticks the advance processed ({@code >= 1})
+     * @return the ticks a busy nap may last: {@link #BUSY_NAP_BACKLOG} timeouts at the rate they arrived, at least
+     *     one tick and at most {@link #MAX_BUSY_NAP_NANOS}
+     */
+    private long busyNapTicks(long arrived, long ticked) {
+        long most = Math.max(1, MAX_BUSY_NAP_NANOS / tickNanos);
+        return arrived == 0 ? most : Math.max(1, Math.min(most, BUSY_NAP_BACKLOG * ticked / arrived));
+    }
+
+    /**
+     * How long the worker may park after an {@link #advance}: until the next tick, or until the next tick that has
+     * something to do, never later than {@code maxNapNanos} once the wheel has been idle for a few ticks, and never
+     * later than the busy nap while timeouts keep arriving (see the class comment). A park past the next tick is
+     * registered ({@link #napping}, {@link #wakeAtNanos}), so that a producer whose timeout is due earlier wakes it;
+     * the worker then takes what producers offered before they could see it, and does not nap if an offer is
+     * half-made. Call {@link #awake()} when the worker wakes. A ticker that stepped back never parks it longer than
+     * {@code maxNapNanos}.
      *
      * @param nowNanos    a reading of the wheel's ticker
      * @param maxNapNanos the longest park, in nanoseconds
@@ -314,29 +366,45 @@ final class TimingWheel {
         long elapsed = nowNanos - originNanos;
         long current = levels.currentTick();
         long untilNextTick = Math.min((current + 1) * tickNanos - elapsed, maxNapNanos);
-        long wakeTick = current + 1;
-        if (idleAdvances >= IDLE_ADVANCES_BEFORE_NAP && deferred.isEmpty()) {
-            wakeTick = Math.max(wakeTick,
-                    Math.min(levels.nextEventTick(), current + Math.max(1, maxNapNanos / tickNanos)));
-        }
-        long sleep = Math.min(wakeTick * tickNanos - elapsed, maxNapNanos);
-        if (sleep <= tickNanos) {
-            return sleep;
-        }
-        napping = Thread.currentThread();
-        if (!allEmpty(newTimeouts) || !allEmpty(cancelledTimeouts)) { // an offer raced the flag: no nap
-            napping = null;
+        if (!deferred.isEmpty()) {
             return untilNextTick;
         }
-        if (wakeTick > current + 1) {
-            quietUntilTick = wakeTick - 1;
+        boolean idle = idleAdvances >= IDLE_ADVANCES_BEFORE_NAP;
+        long napTicks = idle ? Math.max(1, maxNapNanos / tickNanos) : busyNapTicks;
+        long wakeTick = wakeTick(current, napTicks);
+        if (wakeTick * tickNanos - elapsed <= tickNanos) {
+            return untilNextTick;
         }
+        cancelsWake = idle;
+        wakeAtNanos = wakeTick * tickNanos;
+        napping = Thread.currentThread();
+        unlinkCancelled();
+        transferNew();
+        if (!allEmpty(newTimeouts) || (idle && !allEmpty(cancelledTimeouts))) { // an offer raced the flags: no nap
+            awake();
+            return untilNextTick;
+        }
+        wakeTick = Math.min(wakeTick, wakeTick(current, napTicks)); // what was just filed may be due sooner
+        long sleep = Math.min(wakeTick * tickNanos - elapsed, maxNapNanos);
+        if (sleep <= tickNanos) {
+            awake();
+            return sleep;
+        }
+        wakeAtNanos = wakeTick * tickNanos;
+        quietUntilTick = wakeTick - 1;
         return sleep;
     }
 
-    /** The worker woke up. */
+    /** @return the tick to wake at: the next with work, at most {@code napTicks} ahead, and after the current one */
+    private long wakeTick(long current, long napTicks) {
+        return Math.max(current + 1, Math.min(levels.nextEventTick(), current + napTicks));
+    }
+
+    /** The worker woke up, or gave up a nap. */
     void awake() {
         napping = null;
+        wakeAtNanos = Long.MIN_VALUE;
+        cancelsWake = false;
     }
 
     /**
@@ -347,8 +415,10 @@ final class TimingWheel {
      * <p>Both drains count in locals and write the wheel's counters once at the end: the counters share cache lines
      * with fields every producer reads ({@code originNanos}, {@code tickNanos}, the queues), and a write per drained
      * timeout would make the producers miss on those lines while the worker drains.
+     *
+     * @return the timeouts taken off, cancelled or not
      */
-    private void transferNew() {
+    private long transferNew() {
         long seen = 0;
         long cancelledBeforeSeen = 0;
         for (MpscUnboundedXaddArrayQueue<WheelTimeout> queue : newTimeouts) {
@@ -372,6 +442,7 @@ final class TimingWheel {
             pendingToRelease += cancelledBeforeSeen;
             active = true;
         }
+        return seen;
     }
 
     private void unlinkCancelled() {
@@ -497,6 +568,16 @@ final class TimingWheel {
     /** @return whether the worker is parked past the next tick and registered to be woken (tests) */
     boolean isNapping() {
         return napping != null;
+    }
+
+    /** @return whether the worker is napping because the wheel is idle, so that a cancel wakes it too (tests) */
+    boolean isIdleNapping() {
+        return napping != null && cancelsWake;
+    }
+
+    /** @return how many naps producers ended by waking the worker (tests) */
+    long producerWakes() {
+        return wakes.sum();
     }
 
     @Override

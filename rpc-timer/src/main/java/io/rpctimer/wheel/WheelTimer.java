@@ -35,9 +35,11 @@ import java.util.concurrent.locks.LockSupport;
  * tick at or after its deadline: never early, up to one tick late, plus the worker's wake-up lag. Timeouts due in
  * the same tick run in no particular order.
  *
- * <p>An idle worker does not tick: once nothing has arrived or fallen due for a few ticks, it sleeps until the next
- * tick that has work (at most 1 s), and a new timeout or a cancellation wakes it. It never parks longer than 1 s,
- * even if the {@link Ticker} steps back. After a long pause (a suspended process) it catches up in steps of the
+ * <p>The worker does not tick through ticks with nothing due. Idle (nothing arrived or fell due for a few ticks), it
+ * sleeps until the next tick that has work (at most 1 s), and a new timeout due sooner or a cancellation wakes it.
+ * While timeouts keep arriving it sleeps at most 100 ms (less when more than about 4,096 would arrive meanwhile), and
+ * only a new timeout due sooner wakes it: a cancel waits for the wake. No sleep makes a timeout late. It never parks
+ * longer than 1 s, even if the {@link Ticker} steps back. After a long pause (a suspended process) it catches up in steps of the
  * ticks that have work, not tick by tick.
  *
  * <h3>Wheel size and far-future timeouts</h3>
@@ -226,9 +228,14 @@ public final class WheelTimer implements Timer {
         return wheel.tickNanos;
     }
 
-    /** @return whether the worker is napping past the next tick because nothing is due (tests) */
+    /** @return whether the worker is napping past the next tick because the wheel is idle (tests) */
     boolean isNapping() {
-        return wheel.isNapping();
+        return wheel.isIdleNapping();
+    }
+
+    /** @return how many naps producers ended by waking the worker (tests) */
+    long producerWakes() {
+        return wheel.producerWakes();
     }
 
     /** @return how many timers are alive (created and not stopped) in this JVM */

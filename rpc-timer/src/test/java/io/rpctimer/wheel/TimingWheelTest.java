@@ -339,14 +339,81 @@ class TimingWheelTest {
     }
 
     @Test
-    void queuedWorkPreventsANap() {
+    void queuedWorkIsFiledBeforeANapAndShortensIt() {
         for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
             advanceMillis(TICK_MS);
         }
         wheel.schedule(x -> { }, 1, TimeUnit.HOURS); // queued, not yet seen by the worker
+        wheel.schedule(x -> { }, 300, TimeUnit.MILLISECONDS);
+        long sleep = wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+        assertTrue(wheel.isIdleNapping());
+        assertEquals(2, wheel.levels().linkedCount(), "both filed before the nap");
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(300), sleep, "naps until the sooner one is due");
+    }
+
+    /** Puts the worker in a busy nap: a far timeout arrives at every tick, as per-call timeouts do. */
+    private long busyNap() {
+        for (int i = 0; i < TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1; i++) {
+            wheel.schedule(x -> { }, 1, TimeUnit.HOURS);
+            advanceMillis(TICK_MS);
+        }
+        long sleep = wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+        assertTrue(wheel.isNapping());
+        assertFalse(wheel.isIdleNapping(), "timeouts keep arriving: a busy nap");
+        return sleep;
+    }
+
+    @Test
+    void busyWheelNapsPastTicksWithNothingDueAtMostTheBusyNap() {
+        assertEquals(TimingWheel.MAX_BUSY_NAP_NANOS, busyNap());
+    }
+
+    @Test
+    void timeoutDueDuringABusyNapWakesTheWorkerAndRunsOnTime() {
+        long nap = busyNap();
+        wheel.schedule(x -> { }, 10, TimeUnit.SECONDS); // due after the nap: it waits for the wake
+        assertTrue(wheel.isNapping());
+        assertEquals(0, wheel.producerWakes());
+        AtomicInteger runs = new AtomicInteger();
+        wheel.schedule(counting(runs), 30, TimeUnit.MILLISECONDS); // due before the nap ends
+        assertFalse(wheel.isNapping());
+        assertEquals(1, wheel.producerWakes());
+
+        ticker.advance(3, TimeUnit.MILLISECONDS); // the worker wakes mid-tick
+        wheel.awake();
+        wheel.advance(ticker.nanoTime());
+        long sleep = wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
+        assertTrue(sleep < nap, "naps only until the new timeout is due");
+        ticker.advance(sleep, TimeUnit.NANOSECONDS);
+        wheel.awake();
+        wheel.advance(ticker.nanoTime());
+        assertEquals(1, executor.runAll());
+        assertEquals(1, runs.get());
+        assertEquals(0, wheel.stats().maxTickLagNanos(), "on time");
+    }
+
+    @Test
+    void cancelDuringABusyNapWaitsForTheWake() {
+        WheelTimeout filed = wheel.schedule(x -> { }, 1, TimeUnit.HOURS);
+        long nap = busyNap();
+        assertTrue(filed.cancel());
+        assertTrue(wheel.isNapping(), "a busy nap is not ended by a cancel");
+        ticker.advance(nap, TimeUnit.NANOSECONDS);
+        wheel.awake();
+        wheel.advance(ticker.nanoTime());
+        assertEquals(1, wheel.stats().cancelledTimeouts());
+        assertEquals(TimingWheel.IDLE_ADVANCES_BEFORE_NAP + 1, wheel.levels().linkedCount(), "unlinked at the wake");
+    }
+
+    @Test
+    void highArrivalRateKeepsTheWorkerTicking() {
+        for (int i = 0; i < TimingWheel.BUSY_NAP_BACKLOG; i++) { // a queue chunk a tick
+            wheel.schedule(x -> { }, 1, TimeUnit.HOURS);
+        }
+        advanceMillis(TICK_MS);
         long sleep = wheel.sleepNanos(ticker.nanoTime(), TimeUnit.SECONDS.toNanos(1));
         assertFalse(wheel.isNapping());
-        assertTrue(sleep <= TimeUnit.MILLISECONDS.toNanos(TICK_MS));
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(TICK_MS), sleep);
     }
 
     @Test

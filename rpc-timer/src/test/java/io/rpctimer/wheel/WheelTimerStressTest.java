@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -17,7 +18,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -76,6 +79,55 @@ class WheelTimerStressTest {
             assertTrue(timer.stop().isEmpty());
         } finally {
             producers.shutdownNow();
+            timer.stop();
+        }
+    }
+
+    /**
+     * Busy naps never make a timeout late: while one thread keeps far timeouts arriving (each cancelled at once, as
+     * per-call timeouts are), so that the worker parks up to {@link TimingWheel#MAX_BUSY_NAP_NANOS} at a time, the
+     * test schedules short ones at random moments. Each is due inside a nap and must wake the worker: one it slept
+     * through would run up to a busy nap late, half of one on average.
+     */
+    @Test
+    void timeoutsDueDuringBusyNapsRunOnTime() throws Exception {
+        WheelTimer timer = WheelTimer.builder().tickDuration(10, TimeUnit.MILLISECONDS).build();
+        int count = 150;
+        long[] lateNanos = new long[count];
+        CountDownLatch allRan = new CountDownLatch(count);
+        AtomicBoolean streaming = new AtomicBoolean(true);
+        ExecutorService stream = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> far = stream.submit(() -> {
+                while (streaming.get()) {
+                    timer.newTimeout(t -> { }, 1, TimeUnit.HOURS).cancel();
+                    LockSupport.parkNanos(20_000); // pacing the load, not waiting for anything
+                }
+            });
+            ThreadLocalRandom random = ThreadLocalRandom.current();
+            for (int i = 0; i < count; i++) {
+                int id = i;
+                long delayMillis = random.nextLong(20, 80);
+                long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis);
+                timer.newTimeout(t -> {
+                    lateNanos[id] = System.nanoTime() - due;
+                    allRan.countDown();
+                }, delayMillis, TimeUnit.MILLISECONDS);
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(random.nextLong(10, 80))); // a random moment
+            }
+            assertTrue(allRan.await(60, TimeUnit.SECONDS));
+            streaming.set(false);
+            far.get(30, TimeUnit.SECONDS);
+
+            Arrays.sort(lateNanos);
+            long tick = timer.tickDurationNanos();
+            long p95 = lateNanos[count * 95 / 100];
+            assertTrue(p95 <= 3 * tick, "95% ran within 3 ticks of their deadline; p95 late " + p95 + " ns, max "
+                    + lateNanos[count - 1] + " ns");
+            assertTrue(timer.producerWakes() > 0, "short timeouts woke a napping worker");
+        } finally {
+            streaming.set(false);
+            stream.shutdownNow();
             timer.stop();
         }
     }
