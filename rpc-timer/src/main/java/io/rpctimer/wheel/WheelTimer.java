@@ -39,8 +39,8 @@ import java.util.concurrent.locks.LockSupport;
  * sleeps until the next tick that has work (at most 1 s), and a new timeout due sooner or a cancellation wakes it.
  * While timeouts keep arriving it sleeps at most 100 ms (less when more than about 4,096 would arrive meanwhile), and
  * only a new timeout due sooner wakes it: a cancel waits for the wake. No sleep makes a timeout late. It never parks
- * longer than 1 s, even if the {@link Ticker} steps back. After a long pause (a suspended process) it catches up in steps of the
- * ticks that have work, not tick by tick.
+ * longer than 1 s, even if the {@link Ticker} steps back. After a long pause (a suspended process) it catches up in
+ * steps of the ticks that have work, not tick by tick.
  *
  * <h3>Wheel size and far-future timeouts</h3>
  * Each level of the wheel has {@link Builder#ticksPerWheel} buckets (default 512, rounded up to a power of two).
