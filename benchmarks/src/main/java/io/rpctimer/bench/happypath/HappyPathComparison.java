@@ -34,7 +34,12 @@ import org.apache.dubbo.config.ReferenceConfig;
  * call over its measured window (the whole JVM: consumer, providers, ZooKeeper), a figure that does not depend on
  * how loaded the machine was.
  *
- * <p>Writes {@code happypath-<mode>.json} (every round's figures, the merged percentiles, ratios, targets) and
+ * <p>With {@code --turns calls} the configurations take turns call by call instead: each round runs each workload
+ * once, one phase in which call {@code i} goes to configuration {@code i mod 4} (the order rotating by one each
+ * round), so that a stall of the machine falls on every configuration alike. Latency is then compared within one
+ * phase; throughput and CPU time are shared, so only the p99 targets are judged.
+ *
+ * <p>Writes {@code happypath-<mode>.json} ({@code happypath-<mode>-calls.json} in turns of calls) (every round's figures, the merged percentiles, ratios, targets) and
  * {@code .md} to the output directory.
  *
  * <pre>
@@ -42,6 +47,7 @@ import org.apache.dubbo.config.ReferenceConfig;
  * benchmarks/run.sh full happypath     # 8 rounds, 2 s + 4 s a phase: about 15 min
  * java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.HappyPathComparison quick|full [outDir]
  *      [--rate 3000] [--threads 8] [--outstanding 64] [--rounds N (a multiple of 4)] [--workload 1..4 (one only)]
+ *      [--turns phases|calls]
  * </pre>
  *
  * <p>Exit code 0 when every phase ran, 1 if one failed, 2 on bad arguments.
@@ -61,9 +67,11 @@ public final class HappyPathComparison {
      * @param measure     each phase's measurement
      * @param jitWarmup   whether every configuration runs every workload once before the first round
      * @param workloads   the workloads
+     * @param callTurns   whether the configurations take turns call by call in one phase per workload, rather
+     *                    than a phase each
      */
     record Settings(String mode, int rounds, Duration warmup, Duration measure, boolean jitWarmup,
-                    List<Workload> workloads) {
+                    List<Workload> workloads, boolean callTurns) {
 
         static Settings of(String mode, BenchArgs args) {
             boolean full = BenchArgs.mode(mode).equals("full");
@@ -80,15 +88,19 @@ public final class HappyPathComparison {
                 throw new IllegalArgumentException("rounds: " + rounds + " (expected: a multiple of " + configs
                         + ", so that every configuration runs in every position equally often)");
             }
+            String turns = args.option("turns", "phases");
+            if (!turns.equals("phases") && !turns.equals("calls")) {
+                throw new IllegalArgumentException("--turns: '" + turns + "' (expected: phases or calls)");
+            }
             return new Settings(mode, rounds, Duration.ofSeconds(2), Duration.ofSeconds(full ? 4 : 3), true,
-                    only == 0 ? workloads : List.of(workloads.get(only - 1)));
+                    only == 0 ? workloads : List.of(workloads.get(only - 1)), turns.equals("calls"));
         }
 
         /** @return the estimated wall time of the phases, in seconds */
         double estimatedSeconds() {
             double phase = warmup.toMillis() / 1000.0 + measure.toMillis() / 1000.0 + 0.3;
-            int configs = Config.values().length;
-            return workloads.size() * configs * (rounds * phase + (jitWarmup ? warmup.toMillis() / 1000.0 : 0));
+            int phases = callTurns ? 1 : Config.values().length;
+            return workloads.size() * phases * (rounds * phase + (jitWarmup ? warmup.toMillis() / 1000.0 : 0));
         }
     }
 
@@ -99,7 +111,8 @@ public final class HappyPathComparison {
         BenchArgs parsed;
         Settings settings;
         try {
-            parsed = BenchArgs.parse(args, List.of("rate", "threads", "outstanding", "rounds", "workload"));
+            parsed = BenchArgs.parse(args, List.of("rate", "threads", "outstanding", "rounds", "workload",
+                    "turns"));
             settings = Settings.of(parsed.positional(0, "quick"), parsed);
         } catch (IllegalArgumentException e) {
             System.err.println("error: " + e.getMessage());
@@ -134,7 +147,7 @@ public final class HappyPathComparison {
         }
         results.put("loadAverageAtEnd", ForeignLoadMonitor.loadAverages());
         results.put("durationMinutes", Math.round((System.nanoTime() - start) / 6e8) / 100.0);
-        String base = "happypath-" + settings.mode();
+        String base = "happypath-" + settings.mode() + (settings.callTurns() ? "-calls" : "");
         Files.writeString(out.resolve(base + ".json"), Json.write(results), StandardCharsets.UTF_8);
         String md = HappyPathReport.markdown(results);
         Files.writeString(out.resolve(base + ".md"), md, StandardCharsets.UTF_8);
@@ -193,6 +206,10 @@ public final class HappyPathComparison {
         Config[] configs = Config.values();
         if (s.jitWarmup()) {
             for (Workload w : s.workloads()) {
+                if (s.callTurns()) {
+                    LoadPhase.runInTurns(List.copyOf(services.values()), w, Duration.ZERO, s.warmup());
+                    continue;
+                }
                 for (Config c : configs) {
                     LoadPhase.run(services.get(c), w, Duration.ZERO, s.warmup());
                 }
@@ -202,11 +219,23 @@ public final class HappyPathComparison {
         List<Map<String, Object>> rows = new ArrayList<>();
         for (int round = 0; round < s.rounds(); round++) {
             for (Workload w : s.workloads()) {
+                List<Config> order = new ArrayList<>();
                 for (int k = 0; k < configs.length; k++) {
-                    Config c = configs[(k + round) % configs.length];
-                    providers.forEach(p -> p.ledger().reset());
-                    System.gc();
-                    LoadPhase.Result r = LoadPhase.run(services.get(c), w, s.warmup(), s.measure());
+                    order.add(configs[(k + round) % configs.length]);
+                }
+                List<LoadPhase.Result> results = new ArrayList<>();
+                if (s.callTurns()) {
+                    phaseStart(providers);
+                    results.addAll(LoadPhase.runInTurns(order.stream().map(services::get).toList(), w, s.warmup(),
+                            s.measure()));
+                }
+                for (int k = 0; k < order.size(); k++) {
+                    Config c = order.get(k);
+                    if (!s.callTurns()) {
+                        phaseStart(providers);
+                        results.add(LoadPhase.run(services.get(c), w, s.warmup(), s.measure()));
+                    }
+                    LoadPhase.Result r = results.get(k);
                     rows.add(HappyPathReport.row(round + 1, k + 1, w, c, r));
                     log.printf(Locale.ROOT, "round %d, position %d, %s, %s: %.0f calls/s, p99 %.3f ms, "
                             + "CPU %.1f us/call, GC %d ms, failed %d%n", round + 1, k + 1, w.label(), c.label,
@@ -216,6 +245,11 @@ public final class HappyPathComparison {
             }
         }
         return rows;
+    }
+
+    private static void phaseStart(List<DemoProvider> providers) {
+        providers.forEach(p -> p.ledger().reset());
+        System.gc();
     }
 
     private static Map<String, Object> settingsMap(Settings s) {
@@ -229,11 +263,15 @@ public final class HappyPathComparison {
         m.put("providers", "2 DemoProviders, no faults, embedded ZooKeeper, all on 127.0.0.1 in this JVM");
         m.put("configurations", java.util.Arrays.stream(Config.values())
                 .map(c -> c.label + " (cluster=" + c.cluster + ", " + c.parameters + ")").toList());
-        m.put("order", "configurations rotate by one each round, so each runs in each position equally often; "
-                + "a GC between phases");
+        m.put("turns", s.callTurns() ? "calls" : "phases");
+        m.put("order", s.callTurns()
+                ? "one phase per workload and round, in which the configurations take turns call by call; the order "
+                        + "rotates by one each round; a GC between phases"
+                : "configurations rotate by one each round, so each runs in each position equally often; "
+                        + "a GC between phases");
         m.put("providerLedger", "counts only (no entry per retry id)");
         m.put("cpu", "process CPU time over the measured window per answered call: the consumer, both providers "
-                + "and ZooKeeper, all in this JVM");
+                + "and ZooKeeper, all in this JVM" + (s.callTurns() ? "; in turns of calls, shared alike" : ""));
         return m;
     }
 }

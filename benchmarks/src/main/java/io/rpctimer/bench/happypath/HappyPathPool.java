@@ -33,8 +33,8 @@ import java.util.regex.Pattern;
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.rpctimer.bench.happypath.HappyPathPool &lt;out base&gt; run1.json run2.json ...
  * </pre>
- * Writes {@code <out base>.json} and {@code .md}. The runs must have the same phase lengths; that they ran the same
- * rpc-timer code is the caller's to check (their commits are listed in the report).
+ * Writes {@code <out base>.json} and {@code .md}. The runs must have the same phase lengths and turns (phases or
+ * calls); that they ran the same rpc-timer code is the caller's to check (their commits are listed in the report).
  *
  * <p><b>Threading:</b> single-threaded {@code main}; the static methods are stateless and thread-safe.
  */
@@ -81,8 +81,8 @@ public final class HappyPathPool {
      * @param runs the parsed {@code happypath-*.json} files, each with a {@code file} entry naming it
      * @return {@code runs} (one line each), {@code summary}, {@code ratios} and {@code targets} of the pooled rounds,
      *     each target with its {@code ciLow}, {@code ciHigh} and {@code clear}
-     * @throws IllegalArgumentException if a run has other phase lengths than the first, or a workload this class
-     *                                  cannot read
+     * @throws IllegalArgumentException if a run has other phase lengths or turns than the first, or a workload this
+     *                                  class cannot read
      */
     @SuppressWarnings("unchecked")
     static Map<String, Object> pool(List<Map<String, Object>> runs) {
@@ -97,6 +97,10 @@ public final class HappyPathPool {
                     throw new IllegalArgumentException(run.get("file") + ": " + key + " " + s.get(key)
                             + " (expected: " + first.get(key) + ", as in " + runs.get(0).get("file") + ")");
                 }
+            }
+            if (!turns(s).equals(turns(first))) {
+                throw new IllegalArgumentException(run.get("file") + ": turns " + turns(s) + " (expected: "
+                        + turns(first) + ", as in " + runs.get(0).get("file") + ")");
             }
             Map<String, Object> machine = (Map<String, Object>) run.get("machine");
             Map<String, Object> line = new LinkedHashMap<>();
@@ -186,7 +190,12 @@ public final class HappyPathPool {
         return new HappyPathComparison.Settings("pooled", rounds,
                 Duration.ofMillis(Math.round(num(first, "warmupSecondsPerPhase") * 1000)),
                 Duration.ofMillis(Math.round(num(first, "measureSecondsPerPhase") * 1000)), true,
-                List.of(workload(label)));
+                List.of(workload(label)), turns(first).equals("calls"));
+    }
+
+    /** @return how the run's configurations took turns: {@code phases} (runs without the setting) or {@code calls} */
+    private static String turns(Map<String, Object> settings) {
+        return (String) settings.getOrDefault("turns", "phases");
     }
 
     /** @return the workload whose {@link Workload#label()} is {@code label} */

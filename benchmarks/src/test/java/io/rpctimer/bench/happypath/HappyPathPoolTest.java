@@ -64,6 +64,24 @@ class HappyPathPoolTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void refusesRunsOfOtherTurns_andJudgesOnlyP99InTurnsOfCalls() {
+        Map<String, Object> phases = run("phases.json", 4, 0.96, 1.0);
+        Map<String, Object> calls = run("calls.json", 4, 0.96, 1.0);
+        ((Map<String, Object>) calls.get("settings")).put("turns", "calls");
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HappyPathPool.pool(List.of(phases, calls)));
+        assertEquals("calls.json: turns calls (expected: phases, as in phases.json)", e.getMessage());
+
+        List<Map<String, Object>> targets = (List<Map<String, Object>>) HappyPathPool.pool(List.of(calls))
+                .get("targets");
+        assertEquals(List.of("wheelfailback against failback: p99 added <= 5%",
+                "wheelfailback+timeoutcheck against wheelfailback: p99 added <= 5%"),
+                targets.stream().map(t -> t.get("target")).toList());
+    }
+
+    @Test
     void readsTheWorkloadLabelsTheComparisonWrites() {
         for (Workload w : Workload.standard(8, 64, 3000)) {
             assertEquals(w, HappyPathPool.workload(w.label()));

@@ -32,7 +32,7 @@ class HappyPathSmokeTest {
     void oneTinyRoundOfEveryConfigurationAndWorkload() throws Exception {
         DubboNode.disableDubboShutdownHooks();
         HappyPathComparison.Settings settings = new HappyPathComparison.Settings("smoke", 1,
-                Duration.ofMillis(100), Duration.ofMillis(300), true, Workload.standard(2, 4, 100));
+                Duration.ofMillis(100), Duration.ofMillis(300), true, Workload.standard(2, 4, 100), false);
         ByteArrayOutputStream log = new ByteArrayOutputStream();
 
         Map<String, Object> r = HappyPathComparison.run(settings, new PrintStream(log, true, StandardCharsets.UTF_8));
@@ -75,6 +75,38 @@ class HappyPathSmokeTest {
     }
 
     @Test
+    @Timeout(60)
+    @SuppressWarnings("unchecked")
+    void inTurnsOfCallsEveryConfigurationIsCalledInOnePhase_andOnlyP99IsJudged() throws Exception {
+        DubboNode.disableDubboShutdownHooks();
+        HappyPathComparison.Settings settings = new HappyPathComparison.Settings("smoke", 1,
+                Duration.ofMillis(100), Duration.ofMillis(500), true, Workload.standard(2, 4, 100), true);
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+
+        Map<String, Object> r = HappyPathComparison.run(settings, new PrintStream(log, true, StandardCharsets.UTF_8));
+
+        List<Map<String, Object>> rounds = (List<Map<String, Object>>) r.get("rounds");
+        assertEquals(4 * Config.values().length, rounds.size(), log.toString(StandardCharsets.UTF_8));
+        for (String workload : List.of("sync, saturation, 2 threads", "async, saturation, 4 in flight")) {
+            // closed loop, the callers hand out the calls in turns: the configurations' counts differ by at most
+            // the calls in flight when the measurement starts and when it ends (at most 4 each)
+            List<Long> answered = rounds.stream().filter(row -> row.get("workload").equals(workload))
+                    .map(row -> ((Number) row.get("answered")).longValue()).toList();
+            assertEquals(Config.values().length, answered.size());
+            long min = answered.stream().mapToLong(Long::longValue).min().orElseThrow();
+            long max = answered.stream().mapToLong(Long::longValue).max().orElseThrow();
+            assertTrue(min > 0 && max - min <= 8, workload + ": " + answered);
+        }
+        for (Map<String, Object> row : rounds) {
+            assertEquals(0L, row.get("failed"), row.toString());
+        }
+        List<Map<String, Object>> targets = (List<Map<String, Object>>) r.get("targets");
+        assertEquals(2 * 4, targets.size(), targets.toString()); // p99 only, every workload
+        targets.forEach(t -> assertTrue(((String) t.get("target")).endsWith("p99 added <= 5%"), t.toString()));
+        assertEquals("calls", ((Map<String, Object>) r.get("settings")).get("turns"));
+    }
+
+    @Test
     void roundsAreAMultipleOfTheConfigurations_andOneWorkloadCanBeChosen() {
         assertEquals(Config.values().length, HappyPathComparison.Settings.of("quick",
                 BenchArgs.parse(new String[0], List.of())).rounds());
@@ -85,6 +117,9 @@ class HappyPathSmokeTest {
         assertEquals(List.of("async, saturation, 64 in flight"),
                 one.workloads().stream().map(Workload::label).toList());
         assertEquals(8, one.rounds());
+        assertEquals(false, one.callTurns());
+        assertEquals(true, HappyPathComparison.Settings.of("quick",
+                BenchArgs.parse(new String[] {"--turns", "calls"}, List.of("turns"))).callTurns());
     }
 
     @Test
@@ -105,6 +140,9 @@ class HappyPathSmokeTest {
         e = assertThrows(IllegalArgumentException.class, () -> HappyPathComparison.Settings.of("quick",
                 BenchArgs.parse(new String[] {"--workload", "5"}, List.of("workload"))));
         assertEquals("workload: 5 (expected: 0 for all, or 1..4)", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> HappyPathComparison.Settings.of("quick",
+                BenchArgs.parse(new String[] {"--turns", "call"}, List.of("turns"))));
+        assertEquals("--turns: 'call' (expected: phases or calls)", e.getMessage());
         assertEquals(Map.of("failback.store", "h2"), BenchArgs.parse(new String[] {"--param", "failback.store=h2"},
                 List.of()).params());
     }
