@@ -37,7 +37,8 @@ import org.apache.dubbo.config.ReferenceConfig;
  * <p>With {@code --turns calls} the configurations take turns call by call instead: each round runs each workload
  * once, one phase in which call {@code i} goes to configuration {@code i mod 4} (the order rotating by one each
  * round), so that a stall of the machine falls on every configuration alike. Latency is then compared within one
- * phase; throughput and CPU time are shared, so only the p99 targets are judged.
+ * phase; throughput and CPU time are shared, so only the p99 targets are judged. Each configuration then opens
+ * {@link #IO_THREADS} connections to each provider, so that every one of them has one on each of Dubbo's I/O threads.
  *
  * <p>Writes {@code happypath-<mode>.json} ({@code happypath-<mode>-calls.json} in turns of calls) (every round's figures, the merged percentiles, ratios, targets) and
  * {@code .md} to the output directory.
@@ -57,6 +58,14 @@ import org.apache.dubbo.config.ReferenceConfig;
 public final class HappyPathComparison {
 
     static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+    /**
+     * Dubbo's Netty I/O threads: the consumers' (one group in the JVM) and each provider's. Both hand connections
+     * to their threads in turn, as they are made; in turns of calls every configuration is busy at once, so each
+     * opens this many connections to each provider, one on every I/O thread on both sides, and none is placed
+     * better than another.
+     */
+    static final int IO_THREADS = org.apache.dubbo.remoting.Constants.DEFAULT_IO_THREADS;
 
     /**
      * How long and how hard a run is.
@@ -171,6 +180,9 @@ public final class HappyPathComparison {
             Map<Config, NotificationService> services = new EnumMap<>(Config.class);
             for (Config c : Config.values()) {
                 ReferenceConfig<NotificationService> ref = reference(c);
+                if (settings.callTurns()) {
+                    ref.setConnections(IO_THREADS);
+                }
                 consumers.put(c, DubboNode.create("happypath-" + c.name().toLowerCase(Locale.ROOT), registry)
                         .reference(ref).start());
                 services.put(c, ref.get());
@@ -264,6 +276,7 @@ public final class HappyPathComparison {
         m.put("configurations", java.util.Arrays.stream(Config.values())
                 .map(c -> c.label + " (cluster=" + c.cluster + ", " + c.parameters + ")").toList());
         m.put("turns", s.callTurns() ? "calls" : "phases");
+        m.put("connectionsPerProvider", s.callTurns() ? IO_THREADS : 1);
         m.put("order", s.callTurns()
                 ? "one phase per workload and round, in which the configurations take turns call by call; the order "
                         + "rotates by one each round; a GC between phases"
