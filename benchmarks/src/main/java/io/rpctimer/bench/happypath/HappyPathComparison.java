@@ -40,8 +40,8 @@ import org.apache.dubbo.config.ReferenceConfig;
  * phase; throughput and CPU time are shared, so only the p99 targets are judged. Each configuration then opens
  * {@link #IO_THREADS} connections to each provider, so that every one of them has one on each of Dubbo's I/O threads.
  *
- * <p>Writes {@code happypath-<mode>.json} ({@code happypath-<mode>-calls.json} in turns of calls) (every round's figures, the merged percentiles, ratios, targets) and
- * {@code .md} to the output directory.
+ * <p>Writes {@code happypath-<mode>.json} (every round's figures, the merged percentiles, ratios, targets) and
+ * {@code .md} to the output directory; in turns of calls {@code happypath-<mode>-calls.json} and {@code .md}.
  *
  * <pre>
  * benchmarks/run.sh quick happypath    # 4 rounds, 2 s + 3 s a phase: about 7 min on a quiet 2-core machine

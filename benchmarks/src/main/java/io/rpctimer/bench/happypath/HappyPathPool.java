@@ -193,7 +193,7 @@ public final class HappyPathPool {
                 List.of(workload(label)), turns(first).equals("calls"));
     }
 
-    /** @return how the run's configurations took turns: {@code phases} (runs without the setting) or {@code calls} */
+    /** @return how a run's configurations took turns: {@code phases} (also runs without it) or {@code calls} */
     private static String turns(Map<String, Object> settings) {
         return (String) settings.getOrDefault("turns", "phases");
     }

@@ -26,8 +26,8 @@ import org.HdrHistogram.Recorder;
  *
  * <p>Every call sends the same call id and message, so that every configuration sends the providers the same bytes.
  *
- * <p><b>Threading:</b> {@link #run} and {@link #runInTurns} are called from one thread; each starts its caller threads and joins them before
- * returning. Async answers are recorded on Dubbo's threads.
+ * <p><b>Threading:</b> {@link #run} and {@link #runInTurns} are called from one thread; each starts its caller
+ * threads and joins them before returning. Async answers are recorded on Dubbo's threads.
  */
 final class LoadPhase {
 

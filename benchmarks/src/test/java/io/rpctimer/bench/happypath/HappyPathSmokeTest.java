@@ -30,15 +30,9 @@ class HappyPathSmokeTest {
     @Timeout(60)
     @SuppressWarnings("unchecked")
     void oneTinyRoundOfEveryConfigurationAndWorkload() throws Exception {
-        DubboNode.disableDubboShutdownHooks();
-        HappyPathComparison.Settings settings = new HappyPathComparison.Settings("smoke", 1,
-                Duration.ofMillis(100), Duration.ofMillis(300), true, Workload.standard(2, 4, 100), false);
-        ByteArrayOutputStream log = new ByteArrayOutputStream();
-
-        Map<String, Object> r = HappyPathComparison.run(settings, new PrintStream(log, true, StandardCharsets.UTF_8));
+        Map<String, Object> r = oneTinyRound(Duration.ofMillis(300), false);
 
         List<Map<String, Object>> rounds = (List<Map<String, Object>>) r.get("rounds");
-        assertEquals(4 * Config.values().length, rounds.size(), log.toString(StandardCharsets.UTF_8));
         // a phase of 0.3 s may see no answer on a busy machine; every configuration must see some, and none fail
         Map<Object, Long> answeredByConfig = new LinkedHashMap<>();
         double cpuMicrosInAll = 0;
@@ -78,15 +72,9 @@ class HappyPathSmokeTest {
     @Timeout(60)
     @SuppressWarnings("unchecked")
     void inTurnsOfCallsEveryConfigurationIsCalledInOnePhase_andOnlyP99IsJudged() throws Exception {
-        DubboNode.disableDubboShutdownHooks();
-        HappyPathComparison.Settings settings = new HappyPathComparison.Settings("smoke", 1,
-                Duration.ofMillis(100), Duration.ofMillis(500), true, Workload.standard(2, 4, 100), true);
-        ByteArrayOutputStream log = new ByteArrayOutputStream();
-
-        Map<String, Object> r = HappyPathComparison.run(settings, new PrintStream(log, true, StandardCharsets.UTF_8));
+        Map<String, Object> r = oneTinyRound(Duration.ofMillis(500), true);
 
         List<Map<String, Object>> rounds = (List<Map<String, Object>>) r.get("rounds");
-        assertEquals(4 * Config.values().length, rounds.size(), log.toString(StandardCharsets.UTF_8));
         for (String workload : List.of("sync, saturation, 2 threads", "async, saturation, 4 in flight")) {
             // closed loop, the callers hand out the calls in turns: the configurations' counts differ by at most
             // the calls in flight when the measurement starts and when it ends (at most 4 each)
@@ -104,6 +92,19 @@ class HappyPathSmokeTest {
         assertEquals(2 * 4, targets.size(), targets.toString()); // p99 only, every workload
         targets.forEach(t -> assertTrue(((String) t.get("target")).endsWith("p99 added <= 5%"), t.toString()));
         assertEquals("calls", ((Map<String, Object>) r.get("settings")).get("turns"));
+    }
+
+    /** @return one round of every workload (2 sync threads, 4 async calls in flight, 100 calls/s), after 0.1 s */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> oneTinyRound(Duration measure, boolean callTurns) throws Exception {
+        DubboNode.disableDubboShutdownHooks();
+        HappyPathComparison.Settings settings = new HappyPathComparison.Settings("smoke", 1,
+                Duration.ofMillis(100), measure, true, Workload.standard(2, 4, 100), callTurns);
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        Map<String, Object> r = HappyPathComparison.run(settings, new PrintStream(log, true, StandardCharsets.UTF_8));
+        List<Map<String, Object>> rounds = (List<Map<String, Object>>) r.get("rounds");
+        assertEquals(4 * Config.values().length, rounds.size(), log.toString(StandardCharsets.UTF_8));
+        return r;
     }
 
     @Test
